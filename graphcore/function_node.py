@@ -1,0 +1,236 @@
+"""``FunctionNode``: the one way to declare an op, and the graph node each call creates.
+
+Every op (built-in or user-defined) subclasses ``FunctionNode`` with ``forward(inputs)`` on
+numpy arrays and ``backward(target_input_indexes, grad_outputs)`` written once against the
+array-generic functions of ``graphcore.generic`` (or operators, which work on both).  The
+engine runs that same backward on raw numpy arrays for first-order gradients (fast, no graph)
+and on Variables when double backprop is on (it records a graph, so grads can be differentiated
+again).  ``get_retained_inputs()`` / ``get_retained_outputs()`` hand backward the right kind.
+
+Class attributes declare what the rest of the system reads (registry, validator, passes):
+``name`` (registry key), ``label`` (Chainer's node label), ``elementwise``, ``pure``,
+``higher_order``, ``arity`` and ``attributes``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.config import config
+from graphcore.variable import Variable, constant, new_output
+
+# True while the engine runs a backward that records a graph (double backprop).
+_double = [False]
+
+
+class Attr:
+    """Declaration of one op attribute: its type, default, allowed range and documentation."""
+
+    __slots__ = ("type", "default", "required", "doc", "choices", "low", "high")
+
+    def __init__(self, type: type | tuple[type, ...], default: Any = None, *,
+                 required: bool = False, doc: str = "", choices: Sequence[Any] | None = None,
+                 low: float | None = None, high: float | None = None) -> None:
+        self.type = type
+        self.default = default
+        self.required = required
+        self.doc = doc
+        self.choices = tuple(choices) if choices is not None else None
+        self.low = low
+        self.high = high
+
+
+class FunctionNode:
+    """Base of every op. Subclass it, define ``forward`` and ``backward``, call ``apply``.
+
+    >>> class Square(FunctionNode):
+    ...     def forward(self, inputs):
+    ...         x, = inputs
+    ...         return x * x,
+    ...     def backward(self, indexes, grad_outputs):
+    ...         x, = self.get_retained_inputs()
+    ...         gy, = grad_outputs
+    ...         return 2 * x * gy,
+    >>> y, = Square().apply((x,))
+    """
+
+    __slots__ = ("inputs", "outputs", "rank", "_ys", "_saved", "_out_meta", "stack",
+                 "__weakref__")
+
+    name: ClassVar[str | None] = None
+    elementwise: ClassVar[bool] = False  # output[i] depends on input[i] only (fusable)
+    pure: ClassVar[bool] = True  # no side effects, no randomness: safe to CSE / fold
+    higher_order: ClassVar[bool] = True  # backward is itself differentiable
+    arity: ClassVar[int | None] = None  # number of inputs, None = variadic
+    attributes: ClassVar[dict[str, Attr]] = {}
+    # Output indexes whose arrays backward reads; built-ins set it, users call retain_outputs.
+    _out_keep: ClassVar[tuple[int, ...] | None] = None
+    _in_keep: ClassVar[tuple[int, ...] | None] = None
+
+    @property
+    def label(self) -> str:
+        """The name drawn in graph dumps (Chainer: the class name)."""
+        return type(self).__name__
+
+    # --- to be defined by each op -----------------------------------------------------------
+    def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    def backward(self, target_input_indexes: tuple[int, ...],
+                 grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def check_inputs(self, inputs: tuple[np.ndarray, ...]) -> None:
+        """Raise a ShapeError/DTypeError explaining why ``forward`` failed (called on failure)."""
+
+    # --- retention (Chainer API) ------------------------------------------------------------
+    def retain_inputs(self, indexes: Sequence[int]) -> None:
+        self._in_keep = tuple(indexes)
+
+    def retain_outputs(self, indexes: Sequence[int]) -> None:
+        self._out_keep = tuple(indexes)
+
+    def get_retained_inputs(self) -> tuple[Any, ...]:
+        """Inputs for backward: arrays for a first-order backward, Variables for double."""
+        inputs = self.inputs
+        if self._in_keep is not None:
+            inputs = tuple(inputs[i] for i in self._in_keep)
+        if _double[0]:
+            return inputs
+        return tuple(x._array for x in inputs)
+
+    def output_array(self, index: int) -> np.ndarray:
+        """The array of a retained output, for constants such as masks (either walk kind)."""
+        ys = self._ys
+        if ys is None:
+            self.get_retained_outputs()  # raises the explanation
+        return ys[index]
+
+    def get_retained_outputs(self) -> tuple[Any, ...]:
+        """Outputs for backward: arrays for a first-order backward, Variables for double."""
+        ys = self._ys
+        if ys is None:
+            raise errors.GraphError(
+                f"{self.label}: the values saved for backward were freed by an earlier "
+                "backward(); call backward(retain_grad=True) to backpropagate twice")
+        keep = self._out_keep or ()
+        if not _double[0]:
+            return tuple(ys[i] for i in keep)
+        outs = []
+        refs = list(self.outputs)
+        for i in keep:
+            v = refs[i]()
+            if v is None:  # the user dropped it; rebuild one attached to this node
+                v = new_output(ys[i], self, i, self.rank)
+                refs[i] = weakref.ref(v)
+            outs.append(v)
+        self.outputs = tuple(refs)
+        return tuple(outs)
+
+    # --- calling ----------------------------------------------------------------------------
+    def apply(self, inputs: Sequence[Variable | np.ndarray]) -> tuple[Variable, ...]:
+        """Run forward on ``inputs`` and, when a gradient may be asked for, record the node."""
+        xs = []
+        arrays = []
+        needs_grad = False
+        for x in inputs:
+            if isinstance(x, Variable):
+                if x.requires_grad:
+                    needs_grad = True
+                arrays.append(x._array)
+            else:
+                x = constant(_to_array(x, self))
+                arrays.append(x._array)
+            xs.append(x)
+        arrays = tuple(arrays)
+        try:
+            ys = self.forward(arrays)
+        except errors.GraphcoreError:
+            raise
+        except Exception as e:
+            raise self._explain(arrays, e) from e
+        if config.debug:
+            from graphcore.debug import check_forward
+
+            check_forward(self, arrays, ys)
+        if needs_grad and config.enable_backprop:
+            return self._record(tuple(xs), ys)
+        return tuple([constant(y) for y in ys])
+
+    def _record(self, xs: tuple[Variable, ...], ys: tuple[np.ndarray, ...]) -> tuple:
+        rank = 0
+        for x in xs:
+            if x.rank > rank:
+                rank = x.rank
+        rank += 1
+        self.inputs = xs
+        self.rank = rank
+        self._ys = ys if self._out_keep is not None else ()
+        if config.debug:
+            from graphcore.debug import creation_stack
+
+            self.stack = creation_stack()
+        if len(ys) == 1:
+            y = new_output(ys[0], self, 0, rank)
+            self.outputs = (weakref.ref(y),)
+            return (y,)
+        self._out_meta = tuple((y.shape, y.dtype) for y in ys)
+        outs = tuple([new_output(y, self, i, rank) for i, y in enumerate(ys)])
+        self.outputs = tuple([weakref.ref(v) for v in outs])
+        return outs
+
+    def _explain(self, arrays: tuple[np.ndarray, ...], cause: Exception) -> Exception:
+        """Turn a numpy failure inside forward into an error naming this op and the shapes."""
+        try:
+            self.check_inputs(arrays)
+        except errors.GraphcoreError as e:
+            return e
+        shapes = ", ".join(f"{a.shape} {a.dtype}" for a in arrays)
+        kind = errors.DTypeError if isinstance(cause, TypeError) else errors.ShapeError
+        return kind(f"{self.label}: cannot apply to inputs {shapes}: {cause}")
+
+    def unchain(self) -> None:
+        """Drop this node's edges: its inputs go, its live outputs become leaves."""
+        for ref in self.outputs:
+            y = ref()
+            if y is not None:
+                y.unchain()
+        self.inputs = ()
+        self._ys = None
+
+    def output_meta(self, index: int) -> tuple[tuple[int, ...], np.dtype]:
+        """Shape and dtype of output ``index`` (to zero-fill a gradient nobody sent)."""
+        if len(self.outputs) == 1:
+            v = self.outputs[0]()
+            if v is not None:
+                return v.shape, v.dtype
+        return self._out_meta[index]
+
+
+def _to_array(x: object, node: FunctionNode) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, np.generic | int | float | bool):
+        return np.asarray(x)
+    raise errors.DTypeError(
+        f"{node.label}: inputs must be Variables or numpy arrays, got {type(x).__name__}")
+
+
+def unchain_graph(root: Variable) -> None:
+    """Cut every edge behind ``root`` (iteratively, so deep graphs do not recurse)."""
+    stack = [root.creator] if root.creator is not None else []
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for x in n.inputs:
+            if x.creator is not None:
+                stack.append(x.creator)
+        n.unchain()

@@ -1,0 +1,114 @@
+"""``graphcore.functions`` (imported as ``F``): every op as a function, Chainer's names.
+
+Each function is a thin wrapper defined next to its op in ``graphcore.ops``; composites built
+from registered ops (``batch_normalization``, ``lstm``) live here and need no backward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore.ops.activation import leaky_relu, relu, sigmoid, softplus, tanh
+from graphcore.ops.arithmetic import add, div, mul, neg, pow, sub
+from graphcore.ops.array import (
+    broadcast_to,
+    cast,
+    concat,
+    get_item,
+    reshape,
+    scatter_add,
+    split_axis,
+    stack,
+    sum_to,
+    transpose,
+)
+from graphcore.ops.embed import embed_id
+from graphcore.ops.linalg import linear, matmul
+from graphcore.ops.loss import (
+    log_softmax,
+    mean_squared_error,
+    sigmoid_cross_entropy,
+    softmax,
+    softmax_cross_entropy,
+)
+from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
+from graphcore.ops.noise import dropout
+from graphcore.ops.reduction import max, mean, min, prod, sum
+
+__all__ = [
+    "absolute", "add", "batch_normalization", "broadcast_to", "cast", "clip", "concat", "div",
+    "dropout", "embed_id", "exp", "expand_dims", "fixed_batch_normalization", "get_item",
+    "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
+    "mean_squared_error", "min", "minimum", "mul", "neg", "pow", "prod", "relu", "reshape",
+    "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
+    "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
+    "tanh", "transpose", "where",
+]
+
+abs = absolute  # noqa: A001
+
+
+def expand_dims(x, axis: int):
+    """Insert an axis of length 1 at ``axis``."""
+    shape = list(x.shape)
+    shape.insert(axis % (len(shape) + 1), 1)
+    return reshape(x, tuple(shape))
+
+
+def squeeze(x, axis=None):
+    """Drop axes of length 1 (all of them, or those in ``axis``)."""
+    shape = x.shape
+    axes = range(len(shape)) if axis is None else (
+        [axis] if isinstance(axis, int) else list(axis))
+    axes = {a % len(shape) for a in axes if shape[a % len(shape)] == 1}
+    return reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes))
+
+
+def batch_normalization(x, gamma, beta, eps: float = 2e-5, axis=None):
+    """Normalize ``x`` by its batch statistics over ``axis`` (default: all but axis 1), then
+    scale by ``gamma`` and shift by ``beta``. Built from primitive ops, so double backprop works.
+    Returns only the output; ``graphcore.links.BatchNormalization`` tracks running averages.
+    """
+    axes = _bn_axes(x, axis)
+    mu = mean(x, axis=axes, keepdims=True)
+    centered = x - mu
+    var = mean(centered * centered, axis=axes, keepdims=True)
+    xhat = centered / sqrt(var + eps)
+    return xhat * _bn_param(gamma, x, axes) + _bn_param(beta, x, axes)
+
+
+def fixed_batch_normalization(x, gamma, beta, mean_, var, eps: float = 2e-5, axis=None):
+    """Batch normalization with given statistics (inference)."""
+    axes = _bn_axes(x, axis)
+    shape = _bn_shape(x, axes)
+    inv = 1.0 / np.sqrt(np.asarray(var).reshape(shape) + eps)
+    xhat = (x - np.asarray(mean_).reshape(shape).astype(x.dtype)) * inv.astype(x.dtype)
+    return xhat * _bn_param(gamma, x, axes) + _bn_param(beta, x, axes)
+
+
+def _bn_axes(x, axis):
+    if axis is None:
+        return (0,) + tuple(range(2, x.ndim))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+def _bn_shape(x, axes):
+    return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+
+
+def _bn_param(p, x, axes):
+    return reshape(p, _bn_shape(x, axes))
+
+
+def lstm(c_prev, x):
+    """Chainer's LSTM activation: ``x`` holds the 4 gate pre-activations (a, i, f, o) along
+    axis 1, interleaved per unit; returns ``(c, h)``.
+    """
+    n = x.shape[1] // 4
+    gates = reshape(x, (x.shape[0], n, 4) + x.shape[2:])
+    a, i, f, o = split_axis(gates, 4, axis=2)
+    shape = (x.shape[0], n) + x.shape[2:]
+    a, i, f, o = (reshape(v, shape) for v in (a, i, f, o))
+    c = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
+    h = sigmoid(o) * tanh(c)
+    return c, h

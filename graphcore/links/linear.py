@@ -1,0 +1,38 @@
+"""``Linear``: ``y = x @ W.T + b`` with ``W: (out, in)``; ``in_size=None`` is inferred lazily."""
+
+from __future__ import annotations
+
+from graphcore.links.link import Link
+from graphcore.ops.linalg import LinearFunction
+from graphcore.variable import Parameter
+
+
+class Linear(Link):
+    """Fully connected layer over the last axis.
+
+    ``Linear(None, 5)`` creates ``W`` on the first call, from the input's last axis
+    (Chainer also accepts ``Linear(5)`` meaning the same).
+    """
+
+    def __init__(self, in_size: int | None, out_size: int | None = None, nobias: bool = False,
+                 initialW=None, initial_bias=None) -> None:
+        super().__init__()
+        if out_size is None:
+            in_size, out_size = None, in_size
+        self.out_size = out_size
+        with self.init_scope():
+            self.W = Parameter(initialW)
+            if in_size is not None:
+                self.W.initialize((out_size, in_size))
+            if not nobias:
+                self.b = Parameter(0.0 if initial_bias is None else initial_bias, (out_size,))
+            else:
+                self.b = None
+
+    def forward(self, x):
+        W = self.W
+        if W._array is None:
+            W.initialize((self.out_size, x.shape[-1]))
+        if self.b is None:
+            return LinearFunction().apply((x, W))[0]
+        return LinearFunction().apply((x, W, self.b))[0]

@@ -1,0 +1,242 @@
+"""``Link`` (owns parameters), ``Chain`` (owns named child links), ``Sequential``.
+
+Parameters and children are named by assignment inside ``with self.init_scope():``, as in
+Chainer, and those names (``/l1/W``) are used everywhere: optimizers, saved files, graph labels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+from graphcore.variable import Parameter
+
+
+class Link:
+    """A layer: a set of named parameters (``Parameter``) and, in subclasses, children."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_params", [])
+        object.__setattr__(self, "_persistent", [])
+        object.__setattr__(self, "_within_init_scope", False)
+        object.__setattr__(self, "name", None)
+
+    @contextlib.contextmanager
+    def init_scope(self) -> Iterator[None]:
+        """Inside this block, assigning a Parameter (or a Link, in a Chain) registers it."""
+        old = self._within_init_scope
+        object.__setattr__(self, "_within_init_scope", True)
+        try:
+            yield
+        finally:
+            object.__setattr__(self, "_within_init_scope", old)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._within_init_scope and isinstance(value, Parameter):
+            value.name = name
+            if name not in self._params:
+                self._params.append(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._params:
+            self._params.remove(name)
+        if name in self._persistent:
+            self._persistent.remove(name)
+        object.__delattr__(self, name)
+
+    def add_param(self, name: str, shape=None, dtype=None, initializer=None) -> None:
+        with self.init_scope():
+            setattr(self, name, Parameter(initializer, shape))
+
+    def add_persistent(self, name: str, value: object) -> None:
+        """Register a non-trained value (running averages) that serializers save."""
+        if name not in self._persistent:
+            self._persistent.append(name)
+        object.__setattr__(self, name, value)
+
+    # --- traversal --------------------------------------------------------------------------
+    def params(self, include_uninit: bool = True) -> Iterator[Parameter]:
+        for _, p in self.namedparams(include_uninit):
+            yield p
+
+    def namedparams(self, include_uninit: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``('/l1/W', param)`` pairs in registration order."""
+        for name in self._params:
+            p = getattr(self, name)
+            if include_uninit or p.array is not None:
+                yield "/" + name, p
+
+    def links(self, skipself: bool = False) -> Iterator[Link]:
+        for _, link in self.namedlinks(skipself):
+            yield link
+
+    def namedlinks(self, skipself: bool = False) -> Iterator[tuple[str, Link]]:
+        if not skipself:
+            yield "/", self
+
+    def children(self) -> Iterator[Link]:
+        return iter(())
+
+    def namedpersistent(self) -> Iterator[tuple[str, object]]:
+        for name in self._persistent:
+            yield "/" + name, getattr(self, name)
+
+    def cleargrads(self) -> None:
+        for p in self.params():
+            p.cleargrad()
+
+    def zerograds(self) -> None:
+        for p in self.params():
+            p.zerograd()
+
+    def count_params(self) -> int:
+        return sum(p.size for p in self.params() if p.array is not None)
+
+    def copyparams(self, other: Link) -> None:
+        mine = dict(self.namedparams())
+        for name, p in other.namedparams():
+            mine[name].array = p.array.copy()
+
+    def disable_update(self) -> None:
+        """Freeze every parameter: no gradient is computed for it, optimizers skip it."""
+        for p in self.params():
+            p.requires_grad = False
+
+    def enable_update(self) -> None:
+        for p in self.params():
+            p.requires_grad = True
+
+    def __call__(self, *args, **kwargs):
+        forward = getattr(self, "forward", None)
+        if forward is None:
+            raise TypeError(f"{type(self).__name__} defines no forward()")
+        return forward(*args, **kwargs)
+
+
+class Chain(Link):
+    """A link made of named child links (``self.l1 = L.Linear(...)`` in ``init_scope``)."""
+
+    def __init__(self, **links: Link) -> None:
+        super().__init__()
+        object.__setattr__(self, "_children", [])
+        with self.init_scope():
+            for name, link in links.items():
+                setattr(self, name, link)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if self._within_init_scope and isinstance(value, Link):
+            value.name = name
+            if name not in self._children:
+                self._children.append(name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in getattr(self, "_children", ()):
+            self._children.remove(name)
+        super().__delattr__(name)
+
+    def children(self) -> Iterator[Link]:
+        for name in self._children:
+            yield getattr(self, name)
+
+    def namedparams(self, include_uninit: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from super().namedparams(include_uninit)
+        for name in self._children:
+            for path, p in getattr(self, name).namedparams(include_uninit):
+                yield f"/{name}{path}", p
+
+    def namedlinks(self, skipself: bool = False) -> Iterator[tuple[str, Link]]:
+        if not skipself:
+            yield "/", self
+        for name in self._children:
+            for path, link in getattr(self, name).namedlinks():
+                yield (f"/{name}" if path == "/" else f"/{name}{path}"), link
+
+    def namedpersistent(self) -> Iterator[tuple[str, object]]:
+        yield from super().namedpersistent()
+        for name in self._children:
+            for path, v in getattr(self, name).namedpersistent():
+                yield f"/{name}{path}", v
+
+    def __getitem__(self, name: str) -> Link:
+        return getattr(self, name)
+
+
+class ChainList(Link):
+    """A link made of an ordered list of child links, named ``/0``, ``/1``, ..."""
+
+    def __init__(self, *links: Link) -> None:
+        super().__init__()
+        object.__setattr__(self, "_children", [])
+        for link in links:
+            self.append(link)
+
+    def append(self, link: Link) -> None:
+        link.name = str(len(self._children))
+        self._children.append(link)
+
+    def __getitem__(self, index: int) -> Link:
+        return self._children[index]
+
+    def __len__(self) -> int:
+        return len(self._children)
+
+    def __iter__(self) -> Iterator[Link]:
+        return iter(self._children)
+
+    def children(self) -> Iterator[Link]:
+        return iter(self._children)
+
+    def namedparams(self, include_uninit: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from super().namedparams(include_uninit)
+        for i, child in enumerate(self._children):
+            for path, p in child.namedparams(include_uninit):
+                yield f"/{i}{path}", p
+
+    def namedlinks(self, skipself: bool = False) -> Iterator[tuple[str, Link]]:
+        if not skipself:
+            yield "/", self
+        for i, child in enumerate(self._children):
+            for path, link in child.namedlinks():
+                yield (f"/{i}" if path == "/" else f"/{i}{path}"), link
+
+    def namedpersistent(self) -> Iterator[tuple[str, object]]:
+        yield from super().namedpersistent()
+        for i, child in enumerate(self._children):
+            for path, v in child.namedpersistent():
+                yield f"/{i}{path}", v
+
+
+class Sequential(ChainList):
+    """Call layers (links or plain functions like ``F.relu``) one after another.
+
+    >>> model = Sequential(L.Linear(None, 64), F.relu, L.Linear(64, 10))
+    """
+
+    def __init__(self, *layers: Link | Callable) -> None:
+        super().__init__()
+        object.__setattr__(self, "_layers", [])
+        for layer in layers:
+            self.append(layer)
+
+    def append(self, layer: Link | Callable) -> None:  # type: ignore[override]
+        if isinstance(layer, Link):
+            super().append(layer)
+        elif not callable(layer):
+            raise TypeError(f"Sequential takes links or callables, got {type(layer).__name__}")
+        self._layers.append(layer)
+
+    def __getitem__(self, index: int):
+        return self._layers[index]
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def forward(self, x):
+        for layer in self._layers:
+            x = layer(x)
+        return x

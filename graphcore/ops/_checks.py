@@ -1,0 +1,40 @@
+"""Small input checks shared by ops: each raises an error that names the op and the shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore import errors
+
+
+def same_dtype(op: str, a: np.ndarray, b: np.ndarray) -> None:
+    if a.dtype != b.dtype:
+        raise errors.DTypeError(
+            f"{op}: inputs must have the same dtype, got {a.dtype} {a.shape} and "
+            f"{b.dtype} {b.shape}")
+
+
+def broadcastable(op: str, a: np.ndarray, b: np.ndarray) -> None:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise errors.ShapeError(
+            f"{op}: shapes {a.shape} and {b.shape} cannot be broadcast together") from None
+
+
+def same_shape(op: str, a: np.ndarray, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise errors.ShapeError(f"{op}: expected inputs of the same shape, got {a.shape} and "
+                                f"{b.shape}")
+
+
+def is_float(op: str, x: np.ndarray, what: str = "input") -> None:
+    if x.dtype.kind != "f":
+        raise errors.DTypeError(f"{op}: expected a floating-point {what}, got {x.dtype}")
+
+
+def normalize_axis(op: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        raise errors.ShapeError(f"{op}: axis {axis} is out of range for an input of {ndim} "
+                                "dimensions")
+    return axis % max(ndim, 1)

@@ -1,0 +1,360 @@
+"""Elementwise arithmetic with numpy broadcasting, and the Variable operators built on it.
+
+Two arrays must share a dtype (a float64 constant never silently promotes a float32 model);
+a Python or numpy scalar operand becomes an attribute of a ``*_scalar`` op and keeps the
+Variable's dtype.  Gradients of broadcast operands are summed back by ``generic.sum_to``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore import generic as g
+from graphcore.function_node import Attr, FunctionNode
+from graphcore.ops._checks import broadcastable, same_dtype
+from graphcore.registry import register_op
+from graphcore.variable import Variable
+
+
+class _Binary(FunctionNode):
+    __slots__ = ()
+    elementwise = True
+    arity = 2
+
+    def check_inputs(self, inputs):
+        same_dtype(self.label, *inputs)
+        broadcastable(self.label, *inputs)
+
+
+@register_op
+class Add(_Binary):
+    """``a + b`` with broadcasting."""
+
+    __slots__ = ()
+    name = "add"
+    label = "_ + _"
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return a + b,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        a, b = self.inputs
+        return g.sum_to(gy, a.shape), g.sum_to(gy, b.shape)
+
+
+@register_op
+class Sub(_Binary):
+    """``a - b`` with broadcasting."""
+
+    __slots__ = ()
+    name = "sub"
+    label = "_ - _"
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return a - b,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        a, b = self.inputs
+        return g.sum_to(gy, a.shape), (g.sum_to(-gy, b.shape) if 1 in indexes else None)
+
+
+@register_op
+class Mul(_Binary):
+    """``a * b`` with broadcasting."""
+
+    __slots__ = ()
+    name = "mul"
+    label = "_ * _"
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return a * b,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        a, b = self.get_retained_inputs()
+        ga = g.sum_to(gy * b, a.shape) if 0 in indexes else None
+        gb = g.sum_to(gy * a, b.shape) if 1 in indexes else None
+        return ga, gb
+
+
+@register_op
+class Div(_Binary):
+    """``a / b`` with broadcasting."""
+
+    __slots__ = ()
+    name = "div"
+    label = "_ / _"
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return a / b,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        a, b = self.get_retained_inputs()
+        ga = gy / b
+        gb = g.sum_to(-ga * a / b, b.shape) if 1 in indexes else None
+        return g.sum_to(ga, a.shape), gb
+
+
+@register_op
+class Pow(_Binary):
+    """``a ** b`` with broadcasting (``a`` positive where ``b`` needs a gradient)."""
+
+    __slots__ = ()
+    name = "pow"
+    label = "_ ** _"
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return a ** b,
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        a, b = self.get_retained_inputs()
+        ga = g.sum_to(gy * b * a ** (b - 1), a.shape) if 0 in indexes else None
+        gb = g.sum_to(gy * g.log(a) * a ** b, b.shape) if 1 in indexes else None
+        return ga, gb
+
+
+@register_op
+class Neg(FunctionNode):
+    """``-x``."""
+
+    __slots__ = ()
+    name = "neg"
+    label = "-_"
+    elementwise = True
+    arity = 1
+
+    def forward(self, inputs):
+        return -inputs[0],
+
+    def backward(self, indexes, grad_outputs):
+        return -grad_outputs[0],
+
+
+class _Scalar(FunctionNode):
+    """An elementwise op between a Variable and one Python number kept as an attribute."""
+
+    __slots__ = ("value",)
+    elementwise = True
+    arity = 1
+    attributes = {"value": Attr((int, float), required=True, doc="the scalar operand")}
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    @property
+    def label(self) -> str:
+        return self._template % _fmt(self.value)
+
+
+@register_op
+class AddScalar(_Scalar):
+    """``x + value``."""
+
+    __slots__ = ()
+    name = "add_scalar"
+    _template = "_ + %s"
+
+    def forward(self, inputs):
+        return inputs[0] + self.value,
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs[0],
+
+
+@register_op
+class Scale(_Scalar):
+    """``x * by`` (also ``x / c``, computed as ``x * (1 / c)`` as Chainer does)."""
+
+    __slots__ = ()
+    name = "scale"
+    _template = "_ * %s"
+    attributes = {"by": Attr((int, float), required=True, doc="the factor")}
+
+    def __init__(self, by: float) -> None:
+        self.value = by
+
+    def forward(self, inputs):
+        return inputs[0] * self.value,
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs[0] * self.value,
+
+
+@register_op
+class RSubScalar(_Scalar):
+    """``value - x``."""
+
+    __slots__ = ()
+    name = "rsub_scalar"
+    _template = "%s - _"
+
+    def forward(self, inputs):
+        return self.value - inputs[0],
+
+    def backward(self, indexes, grad_outputs):
+        return -grad_outputs[0],
+
+
+@register_op
+class RDivScalar(_Scalar):
+    """``value / x``."""
+
+    __slots__ = ()
+    name = "rdiv_scalar"
+    _template = "%s / _"
+
+    def forward(self, inputs):
+        return self.value / inputs[0],
+
+    def backward(self, indexes, grad_outputs):
+        x, = self.get_retained_inputs()
+        return grad_outputs[0] * (-self.value) / (x * x),
+
+
+@register_op
+class PowScalar(_Scalar):
+    """``x ** exponent``."""
+
+    __slots__ = ()
+    name = "pow_scalar"
+    _template = "_ ** %s"
+    attributes = {"exponent": Attr((int, float), required=True, doc="the power")}
+
+    def __init__(self, exponent: float) -> None:
+        self.value = exponent
+
+    def forward(self, inputs):
+        return inputs[0] ** self.value,
+
+    def backward(self, indexes, grad_outputs):
+        x, = self.get_retained_inputs()
+        c = self.value
+        if c == 2:
+            return grad_outputs[0] * (x * 2),
+        return grad_outputs[0] * (x ** (c - 1) * c),
+
+
+@register_op
+class RPowScalar(_Scalar):
+    """``base ** x``."""
+
+    __slots__ = ()
+    name = "rpow_scalar"
+    _template = "%s ** _"
+    attributes = {"base": Attr((int, float), required=True, doc="the positive base")}
+    _out_keep = (0,)
+
+    def __init__(self, base: float) -> None:
+        self.value = base
+
+    def forward(self, inputs):
+        return np.asarray(self.value ** inputs[0], dtype=inputs[0].dtype),
+
+    def backward(self, indexes, grad_outputs):
+        y, = self.get_retained_outputs()
+        return grad_outputs[0] * y * float(np.log(self.value)),
+
+
+def _fmt(value: float) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+_SCALARS = (int, float, np.generic)
+
+
+def add(a, b):
+    """``a + b`` (either may be a Variable, an array or a scalar)."""
+    if isinstance(b, _SCALARS):
+        return AddScalar(_py(b)).apply((a,))[0]
+    if isinstance(a, _SCALARS):
+        return AddScalar(_py(a)).apply((b,))[0]
+    return Add().apply((a, b))[0]
+
+
+def sub(a, b):
+    if isinstance(b, _SCALARS):
+        return AddScalar(-_py(b)).apply((a,))[0]
+    if isinstance(a, _SCALARS):
+        return RSubScalar(_py(a)).apply((b,))[0]
+    return Sub().apply((a, b))[0]
+
+
+def mul(a, b):
+    if isinstance(b, _SCALARS):
+        return Scale(_py(b)).apply((a,))[0]
+    if isinstance(a, _SCALARS):
+        return Scale(_py(a)).apply((b,))[0]
+    return Mul().apply((a, b))[0]
+
+
+def div(a, b):
+    if isinstance(b, _SCALARS):
+        return Scale(1.0 / _py(b)).apply((a,))[0]
+    if isinstance(a, _SCALARS):
+        return RDivScalar(_py(a)).apply((b,))[0]
+    return Div().apply((a, b))[0]
+
+
+def pow(a, b):  # noqa: A001
+    if isinstance(b, _SCALARS):
+        return PowScalar(_py(b)).apply((a,))[0]
+    if isinstance(a, _SCALARS):
+        return RPowScalar(_py(a)).apply((b,))[0]
+    return Pow().apply((a, b))[0]
+
+
+def neg(x):
+    return Neg().apply((x,))[0]
+
+
+def _py(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def install_operators() -> None:
+    """Give ``Variable`` its Python operators (Chainer's ``install_variable_arithmetics``)."""
+    from graphcore.functions import absolute, get_item, matmul, reshape, transpose
+
+    def swap(f):
+        return lambda self, other: f(other, self)
+
+    Variable.__add__ = add
+    Variable.__radd__ = swap(add)
+    Variable.__sub__ = sub
+    Variable.__rsub__ = swap(sub)
+    Variable.__mul__ = mul
+    Variable.__rmul__ = swap(mul)
+    Variable.__truediv__ = div
+    Variable.__rtruediv__ = swap(div)
+    Variable.__pow__ = pow
+    Variable.__rpow__ = swap(pow)
+    Variable.__matmul__ = matmul
+    Variable.__rmatmul__ = swap(matmul)
+    Variable.__neg__ = neg
+    Variable.__pos__ = lambda self: self
+    Variable.__abs__ = absolute
+    Variable.__getitem__ = get_item
+    Variable.T = property(lambda self: transpose(self))
+    Variable.reshape = lambda self, *shape: reshape(
+        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+    Variable.transpose = lambda self, *axes: transpose(
+        self, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None)

@@ -1,0 +1,355 @@
+"""Shape and indexing ops: reshape, transpose, broadcast_to, sum_to, concat, stack,
+split_axis, get_item (and its scatter gradient), cast. Each one's gradient is another of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore import errors
+from graphcore import generic as g
+from graphcore.function_node import Attr, FunctionNode
+from graphcore.ops._checks import normalize_axis
+from graphcore.registry import register_op
+
+_SHAPE = Attr((tuple, list), required=True, doc="target shape")
+
+
+@register_op
+class Reshape(FunctionNode):
+    """Same elements, new shape (one axis may be -1)."""
+
+    __slots__ = ("shape",)
+    name = "reshape"
+    label = "Reshape"
+    arity = 1
+    attributes = {"shape": _SHAPE}
+
+    def __init__(self, shape) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, inputs):
+        x, = inputs
+        try:
+            return x.reshape(self.shape),
+        except ValueError:
+            raise errors.ShapeError(f"Reshape: cannot reshape {x.shape} ({x.size} elements) "
+                                    f"to {self.shape}") from None
+
+    def backward(self, indexes, grad_outputs):
+        return g.reshape(grad_outputs[0], self.inputs[0].shape),
+
+
+@register_op
+class Transpose(FunctionNode):
+    """Permute axes (default: reverse them)."""
+
+    __slots__ = ("axes",)
+    name = "transpose"
+    label = "Transpose"
+    arity = 1
+    attributes = {"axes": Attr((tuple, list, type(None)), None, doc="permutation")}
+
+    def __init__(self, axes=None) -> None:
+        self.axes = tuple(axes) if axes is not None else None
+
+    def forward(self, inputs):
+        x, = inputs
+        if self.axes is not None and sorted(a % max(x.ndim, 1) for a in self.axes) != list(
+                range(x.ndim)):
+            raise errors.ShapeError(f"Transpose: axes {self.axes} are not a permutation of "
+                                    f"the {x.ndim} axes of {x.shape}")
+        return x.transpose(self.axes),
+
+    def backward(self, indexes, grad_outputs):
+        ndim = self.inputs[0].ndim
+        if self.axes is None:
+            inverse = None
+        else:
+            inverse = tuple(np.argsort([a % ndim for a in self.axes]).tolist())
+        return g.transpose(grad_outputs[0], inverse),
+
+
+@register_op
+class BroadcastTo(FunctionNode):
+    """Broadcast to ``shape`` as numpy does."""
+
+    __slots__ = ("shape",)
+    name = "broadcast_to"
+    label = "BroadcastTo"
+    arity = 1
+    attributes = {"shape": _SHAPE}
+
+    def __init__(self, shape) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, inputs):
+        x, = inputs
+        try:
+            return np.broadcast_to(x, self.shape),
+        except ValueError:
+            raise errors.ShapeError(f"BroadcastTo: cannot broadcast {x.shape} to "
+                                    f"{self.shape}") from None
+
+    def backward(self, indexes, grad_outputs):
+        return g.sum_to(grad_outputs[0], self.inputs[0].shape),
+
+
+@register_op
+class SumTo(FunctionNode):
+    """Sum down to ``shape``: the inverse of broadcasting (the gradient of ``broadcast_to``)."""
+
+    __slots__ = ("shape",)
+    name = "sum_to"
+    label = "SumTo"
+    arity = 1
+    attributes = {"shape": _SHAPE}
+
+    def __init__(self, shape) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, inputs):
+        x, = inputs
+        try:
+            ok = np.broadcast_shapes(self.shape, x.shape) == x.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise errors.ShapeError(f"SumTo: {x.shape} cannot be summed to {self.shape}")
+        return g.unbroadcast_array(x, self.shape),
+
+    def backward(self, indexes, grad_outputs):
+        return g.broadcast_to(grad_outputs[0], self.inputs[0].shape),
+
+
+@register_op
+class Cast(FunctionNode):
+    """Convert to another dtype; the gradient is converted back."""
+
+    __slots__ = ("dtype",)
+    name = "cast"
+    label = "Cast"
+    arity = 1
+    elementwise = True
+    attributes = {"dtype": Attr(str, required=True, doc="numpy dtype name, e.g. float64")}
+
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+
+    def forward(self, inputs):
+        return inputs[0].astype(self.dtype),
+
+    def backward(self, indexes, grad_outputs):
+        gy = grad_outputs[0]
+        if isinstance(gy, np.ndarray):
+            return gy.astype(self.inputs[0].dtype),
+        return cast(gy, self.inputs[0].dtype),
+
+
+@register_op
+class Concat(FunctionNode):
+    """Join inputs along ``axis``."""
+
+    __slots__ = ("axis",)
+    name = "concat"
+    label = "Concat"
+    arity = None
+    attributes = {"axis": Attr(int, 1, doc="axis to join along")}
+
+    def __init__(self, axis: int = 1) -> None:
+        self.axis = axis
+
+    def forward(self, inputs):
+        if not inputs:
+            raise errors.ShapeError("Concat: needs at least one input")
+        try:
+            return np.concatenate(inputs, axis=self.axis),
+        except (ValueError, np.exceptions.AxisError) as e:
+            shapes = ", ".join(str(x.shape) for x in inputs)
+            raise errors.ShapeError(f"Concat: cannot join {shapes} along axis {self.axis}: "
+                                    f"{e}") from None
+
+    def backward(self, indexes, grad_outputs):
+        sizes = np.cumsum([x.shape[self.axis] for x in self.inputs])[:-1]
+        return _split(grad_outputs[0], tuple(sizes.tolist()), self.axis)
+
+
+@register_op
+class Stack(FunctionNode):
+    """Stack inputs of one shape along a new ``axis``."""
+
+    __slots__ = ("axis",)
+    name = "stack"
+    label = "Stack"
+    arity = None
+    attributes = {"axis": Attr(int, 0, doc="position of the new axis")}
+
+    def __init__(self, axis: int = 0) -> None:
+        self.axis = axis
+
+    def forward(self, inputs):
+        shapes = {x.shape for x in inputs}
+        if len(shapes) != 1:
+            raise errors.ShapeError(f"Stack: inputs must share one shape, got "
+                                    f"{', '.join(str(x.shape) for x in inputs)}")
+        return np.stack(inputs, axis=self.axis),
+
+    def backward(self, indexes, grad_outputs):
+        gy = grad_outputs[0]
+        n = len(self.inputs)
+        axis = self.axis % gy.ndim
+        parts = _split(gy, tuple(range(1, n)), axis)
+        shape = self.inputs[0].shape
+        return tuple(g.reshape(p, shape) for p in parts)
+
+
+@register_op
+class SplitAxis(FunctionNode):
+    """Split along ``axis`` into equal sections (an int) or at the given indices (a list)."""
+
+    __slots__ = ("indices_or_sections", "axis")
+    name = "split_axis"
+    label = "SplitAxis"
+    arity = 1
+    attributes = {
+        "indices_or_sections": Attr((int, tuple, list), required=True,
+                                    doc="number of equal parts, or split points"),
+        "axis": Attr(int, 0, doc="axis to split"),
+    }
+
+    def __init__(self, indices_or_sections, axis: int = 0) -> None:
+        ios = indices_or_sections
+        self.indices_or_sections = ios if isinstance(ios, int) else tuple(ios)
+        self.axis = axis
+
+    def forward(self, inputs):
+        x, = inputs
+        axis = normalize_axis(self.label, self.axis, x.ndim)
+        ios = self.indices_or_sections
+        if isinstance(ios, int) and (ios <= 0 or x.shape[axis] % ios):
+            raise errors.ShapeError(f"SplitAxis: axis {axis} of {x.shape} does not split into "
+                                    f"{ios} equal parts")
+        return tuple(np.split(x, ios, axis=axis))
+
+    def backward(self, indexes, grad_outputs):
+        return concat(grad_outputs, self.axis) if not isinstance(grad_outputs[0], np.ndarray) \
+            else (np.concatenate(grad_outputs, axis=self.axis),)
+
+
+def _split(x, indices: tuple[int, ...], axis: int):
+    if isinstance(x, np.ndarray):
+        return tuple(np.split(x, indices, axis=axis))
+    return split_axis(x, list(indices), axis)
+
+
+@register_op
+class GetItem(FunctionNode):
+    """``x[index]`` with basic and advanced numpy indexing."""
+
+    __slots__ = ("index",)
+    name = "get_item"
+    label = "GetItem"
+    arity = 1
+    attributes = {"index": Attr(object, required=True, doc="numpy index")}
+
+    def __init__(self, index) -> None:
+        self.index = index
+
+    def forward(self, inputs):
+        x, = inputs
+        try:
+            return np.asarray(x[self.index]),
+        except IndexError as e:
+            raise errors.ShapeError(f"GetItem: index {self.index!r} does not fit {x.shape}: "
+                                    f"{e}") from None
+
+    def backward(self, indexes, grad_outputs):
+        x = self.inputs[0]
+        return scatter_add(grad_outputs[0], self.index, x.shape),
+
+
+@register_op
+class ScatterAdd(FunctionNode):
+    """Zeros of ``shape`` with ``x`` added at ``index`` (repeated indices add up).
+
+    The gradient of ``get_item``; its own gradient is ``get_item``.
+    """
+
+    __slots__ = ("index", "shape")
+    name = "scatter_add"
+    label = "ScatterAdd"
+    arity = 1
+    attributes = {"index": Attr(object, required=True, doc="numpy index"), "shape": _SHAPE}
+
+    def __init__(self, index, shape) -> None:
+        self.index = index
+        self.shape = tuple(shape)
+
+    def forward(self, inputs):
+        return _scatter_array(inputs[0], self.index, self.shape),
+
+    def backward(self, indexes, grad_outputs):
+        return get_item(grad_outputs[0], self.index),
+
+
+def _is_basic(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(p, int | slice | type(None)) or p is Ellipsis for p in parts)
+
+
+def _scatter_array(x: np.ndarray, index, shape) -> np.ndarray:
+    out = np.zeros(shape, x.dtype)
+    if _is_basic(index):
+        out[index] = x
+    else:
+        np.add.at(out, index, x)
+    return out
+
+
+def scatter_add(x, index, shape):
+    if isinstance(x, np.ndarray):
+        return _scatter_array(x, index, shape)
+    return ScatterAdd(index, shape).apply((x,))[0]
+
+
+def reshape(x, shape):
+    """Reshape ``x`` (a view of the same elements; one axis may be -1)."""
+    return Reshape(shape).apply((x,))[0]
+
+
+def transpose(x, axes=None):
+    return Transpose(axes).apply((x,))[0]
+
+
+def broadcast_to(x, shape):
+    return BroadcastTo(shape).apply((x,))[0]
+
+
+def sum_to(x, shape):
+    return SumTo(shape).apply((x,))[0]
+
+
+def cast(x, dtype):
+    return Cast(dtype).apply((x,))[0]
+
+
+def concat(xs, axis: int = 1):
+    return Concat(axis).apply(tuple(xs))[0]
+
+
+def stack(xs, axis: int = 0):
+    return Stack(axis).apply(tuple(xs))[0]
+
+
+def split_axis(x, indices_or_sections, axis: int = 0, force_tuple: bool = True):
+    ys = SplitAxis(indices_or_sections, axis).apply((x,))
+    return ys if force_tuple or len(ys) > 1 else ys[0]
+
+
+def get_item(x, index):
+    """``x[index]``; lists in the index are turned into arrays (advanced indexing)."""
+    if isinstance(index, list):
+        index = np.asarray(index)
+    elif isinstance(index, tuple):
+        index = tuple(np.asarray(i) if isinstance(i, list) else i for i in index)
+    return GetItem(index).apply((x,))[0]

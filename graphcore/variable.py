@@ -1,0 +1,229 @@
+"""``Variable``: an array plus the edge to the op that made it (define-by-run graph node).
+
+A Variable is the graph's value node: ``creator`` is the ``FunctionNode`` that produced it, and
+that node holds its inputs strongly and its outputs weakly, so the whole graph behind a result is
+freed by reference counting as soon as the last reference to the result goes.
+Arithmetic operators are installed by ``graphcore.ops.arithmetic`` (``x + y``, ``x @ W``, ...).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from graphcore.function_node import FunctionNode
+
+
+class Variable:
+    """An n-dimensional array that records how it was computed.
+
+    >>> x = Variable(np.ones((2, 3), np.float32))
+    >>> y = F.sum(x * x)
+    >>> y.backward()
+    >>> x.grad            # 2 * x
+    """
+
+    __slots__ = ("_array", "_grad", "creator", "name", "requires_grad", "rank", "_index",
+                 "__weakref__")
+    # numpy defers binary operators to ours: ``ndarray * Variable`` -> ``Variable.__rmul__``.
+    __array_ufunc__ = None
+
+    def __init__(self, array: np.ndarray | None = None, name: str | None = None,
+                 grad: np.ndarray | None = None, requires_grad: bool = True) -> None:
+        self._array = _check_array(array)
+        self._grad = grad
+        self.creator: FunctionNode | None = None
+        self.name = name
+        self.requires_grad = requires_grad
+        self.rank = 0
+        self._index = 0
+
+    # --- data -------------------------------------------------------------------------------
+    @property
+    def array(self) -> np.ndarray:
+        return self._array
+
+    @array.setter
+    def array(self, value: np.ndarray) -> None:
+        self._array = _check_array(value)
+
+    data = array
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._array.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._array.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    @property
+    def size(self) -> int:
+        return self._array.size
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    # --- gradient ---------------------------------------------------------------------------
+    @property
+    def grad(self) -> np.ndarray | None:
+        g = self._grad
+        return g._array if isinstance(g, Variable) else g
+
+    @grad.setter
+    def grad(self, value: np.ndarray | None) -> None:
+        if value is not None and not isinstance(value, np.ndarray):
+            raise TypeError(f"grad must be a numpy.ndarray or None, got {type(value).__name__}")
+        self._grad = value
+
+    @property
+    def grad_var(self) -> Variable | None:
+        g = self._grad
+        if g is None or isinstance(g, Variable):
+            return g
+        self._grad = Variable(g, requires_grad=False)
+        return self._grad
+
+    @grad_var.setter
+    def grad_var(self, value: Variable | None) -> None:
+        self._grad = value
+
+    def cleargrad(self) -> None:
+        """Forget the accumulated gradient (the next backward starts from nothing)."""
+        self._grad = None
+
+    @property
+    def creator_node(self) -> FunctionNode | None:
+        """Chainer's name for ``creator``."""
+        return self.creator
+
+    @property
+    def label(self) -> str:
+        """Shape and dtype as Chainer's graph dumps show them: ``(3, 5), float32``."""
+        shape = self._array.shape if self._array is not None else None
+        if shape == ():
+            return str(self._array.dtype)
+        if shape is None:
+            return "uninitialized"
+        return f"({', '.join(map(str, shape))}), {self._array.dtype}"
+
+    # --- graph ------------------------------------------------------------------------------
+    def backward(self, retain_grad: bool = False, enable_double_backprop: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``grad`` that requires one.
+
+        Starts from ``self.grad`` when set, else from ones (only for a one-element output).
+        Intermediate gradients are kept only with ``retain_grad=True``; with
+        ``enable_double_backprop=True`` gradients are Variables with a graph of their own.
+        Afterwards the values each op saved for backward are released unless ``retain_grad``
+        or ``enable_double_backprop`` is set, so a second ``backward()`` needs one of them.
+        """
+        from graphcore.backprop import backward_from
+
+        backward_from(self, retain_grad, enable_double_backprop)
+
+    def unchain(self) -> None:
+        """Cut the edge to the creator: this Variable becomes a leaf of later graphs."""
+        self.creator = None
+        self.rank = 0
+
+    def unchain_backward(self) -> None:
+        """Cut the whole graph behind this Variable so it can be freed (truncated BPTT)."""
+        from graphcore.function_node import unchain_graph
+
+        unchain_graph(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._array, prefix="variable(") if self._array is not None \
+            else "None"
+        name = f", name={self.name!r}" if self.name else ""
+        return f"variable({body}{name})"
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth value of a Variable is ambiguous; use x.array for control flow")
+
+
+def _check_array(array: object) -> np.ndarray | None:
+    if array is None or type(array) is np.ndarray:
+        return array
+    if isinstance(array, np.ndarray | np.generic):
+        return np.asarray(array)
+    raise TypeError(
+        f"Variable holds a numpy.ndarray, got {type(array).__name__}; wrap it with np.asarray")
+
+
+def new_output(array: np.ndarray, creator: FunctionNode, index: int, rank: int) -> Variable:
+    """Make an op's output Variable without ``__init__``'s checks (the engine's hot path)."""
+    v = Variable.__new__(Variable)
+    v._array = array
+    v._grad = None
+    v.creator = creator
+    v.name = None
+    v.requires_grad = True
+    v.rank = rank
+    v._index = index
+    return v
+
+
+def constant(array: np.ndarray) -> Variable:
+    """A Variable that needs no gradient (data, labels, results computed without a graph)."""
+    v = Variable.__new__(Variable)
+    v._array = array
+    v._grad = None
+    v.creator = None
+    v.name = None
+    v.requires_grad = False
+    v.rank = 0
+    v._index = 0
+    return v
+
+
+def as_variable(x: Variable | np.ndarray) -> Variable:
+    """Return ``x`` if it is a Variable, else a constant Variable holding it (Chainer's name)."""
+    if isinstance(x, Variable):
+        return x
+    return constant(np.asarray(x))
+
+
+def as_array(x: Variable | np.ndarray) -> np.ndarray:
+    """Return the array inside ``x`` (or ``x`` itself)."""
+    return x._array if isinstance(x, Variable) else np.asarray(x)
+
+
+class Parameter(Variable):
+    """A Variable owned by a Link, optionally created lazily from an initializer.
+
+    ``Parameter(initializer)`` stays uninitialized (``array is None``) until ``initialize(shape)``
+    runs, which lets ``Linear(None, n)`` learn its input size from the first batch.
+    """
+
+    __slots__ = ("initializer", "update_rule")
+
+    def __init__(self, initializer: object = None, shape: tuple[int, ...] | None = None,
+                 name: str | None = None) -> None:
+        array = None
+        if isinstance(initializer, np.ndarray):
+            array, initializer = initializer, None
+        super().__init__(array, name=name)
+        self.initializer = initializer
+        self.update_rule = None
+        if shape is not None and array is None:
+            self.initialize(shape)
+
+    @property
+    def is_initialized(self) -> bool:
+        return self._array is not None
+
+    def initialize(self, shape: tuple[int, ...]) -> None:
+        from graphcore import initializers
+
+        self._array = initializers.generate_array(self.initializer, shape)
+        self._grad = None
+
+    def zerograd(self) -> None:
+        self._grad = None if self._array is None else np.zeros_like(self._array)
