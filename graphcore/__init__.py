@@ -7,8 +7,8 @@
 >>> y.backward()
 """
 
-from graphcore import ops as _ops  # noqa: F401  (registers every built-in op)
 from graphcore import errors, functions, generic  # noqa: F401
+from graphcore import ops as _ops  # noqa: F401  (registers every built-in op)
 from graphcore.backprop import grad
 from graphcore.config import config, force_backprop_mode, no_backprop_mode, using_config
 from graphcore.function_node import Attr, FunctionNode

@@ -11,6 +11,10 @@ from collections.abc import Callable, Iterator
 
 from graphcore.variable import Parameter
 
+# Bumped whenever any link gains, loses or replaces a parameter or child, so the flat
+# parameter lists links cache (a training loop asks for them every step) stay true.
+_structure = [0]
+
 
 class Link:
     """A layer: a set of named parameters (``Parameter``) and, in subclasses, children."""
@@ -36,9 +40,12 @@ class Link:
             value.name = name
             if name not in self._params:
                 self._params.append(name)
+        if isinstance(value, Parameter | Link) or name in self._params:
+            _structure[0] += 1
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
+        _structure[0] += 1
         if name in self._params:
             self._params.remove(name)
         if name in self._persistent:
@@ -82,9 +89,17 @@ class Link:
         for name in self._persistent:
             yield "/" + name, getattr(self, name)
 
+    def _flat_params(self) -> list[Parameter]:
+        cache = self.__dict__.get("_param_cache")
+        if cache is None or cache[0] != _structure[0]:
+            cache = (_structure[0], list(self.params()))
+            object.__setattr__(self, "_param_cache", cache)
+        return cache[1]
+
     def cleargrads(self) -> None:
-        for p in self.params():
-            p.cleargrad()
+        """Forget every parameter's gradient (call before each backward in a training loop)."""
+        for p in self._flat_params():
+            p._grad = None
 
     def zerograds(self) -> None:
         for p in self.params():
@@ -173,6 +188,7 @@ class ChainList(Link):
             self.append(link)
 
     def append(self, link: Link) -> None:
+        _structure[0] += 1
         link.name = str(len(self._children))
         self._children.append(link)
 
