@@ -40,3 +40,47 @@ class SerializationError(GraphcoreError, ValueError):
 
 class RegistryError(GraphcoreError, ValueError):
     """An op declaration is invalid or its name is already taken."""
+
+
+class SpecError(GraphcoreError, ValueError):
+    """One problem in a spec file, located: ``file:line:col: error: message``.
+
+    ``line`` and ``col`` are 1-based; ``source_line`` (the offending line's text) and ``length``
+    (how many characters the caret underlines) let callers draw a caret; ``hint`` is an
+    optional extra sentence (did-you-mean, YAML 1.1 traps).
+    """
+
+    def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
+                 source_line: str | None = None, length: int = 1,
+                 hint: str | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.length = max(length, 1)
+        self.hint = hint
+        super().__init__(self.headline())
+
+    def headline(self) -> str:
+        text = f"{self.file}:{self.line}:{self.col}: error: {self.message}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+    def render(self) -> str:
+        """The headline, then the source line and a caret under the position (when known)."""
+        lines = [self.headline()]
+        if self.source_line is not None and self.col > 0:
+            lines.append("    " + self.source_line.rstrip("\n"))
+            lines.append("    " + " " * (self.col - 1) + "^" + "~" * (self.length - 1))
+        return "\n".join(lines)
+
+
+class SpecErrors(GraphcoreError, ValueError):
+    """Every problem found in one spec, in file order; raised instead of the first one."""
+
+    def __init__(self, errors: list[SpecError]) -> None:
+        self.errors = sorted(errors, key=lambda e: (e.file, e.line, e.col))
+        super().__init__("\n".join(e.headline() for e in self.errors))
+
+    def render(self) -> str:
+        return "\n".join(e.render() for e in self.errors)

@@ -11,7 +11,6 @@ from graphcore.ops import (  # noqa: F401
     noise,
     reduction,
 )
-
 from graphcore.registry import all_ops as _all_ops  # noqa: E402
 
 # Every op registered so far is built in and covered by the registry-driven gradient tests, so

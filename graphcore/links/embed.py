@@ -1,0 +1,30 @@
+"""``EmbedID``: a learned lookup table from integer ids to vectors."""
+
+from __future__ import annotations
+
+from graphcore import initializers
+from graphcore.links.link import Link
+from graphcore.ops.embed import embed_id
+from graphcore.variable import Parameter
+
+
+class EmbedID(Link):
+    """Map ids in ``[0, in_size)`` to rows of ``W: (in_size, out_size)``.
+
+    Ids equal to ``ignore_label`` map to zero vectors and send no gradient.
+
+    >>> embed = EmbedID(1000, 64)
+    >>> y = embed(np.array([3, 1, 4]))      # shape (3, 64)
+    """
+
+    def __init__(self, in_size: int, out_size: int, initialW=None,
+                 ignore_label: int | None = None) -> None:
+        super().__init__()
+        self.ignore_label = ignore_label
+        if initialW is None:
+            initialW = initializers.Normal(1.0)  # Chainer's default for embeddings
+        with self.init_scope():
+            self.W = Parameter(initialW, (in_size, out_size))
+
+    def forward(self, x):
+        return embed_id(x, self.W, ignore_label=self.ignore_label)

@@ -1,0 +1,193 @@
+"""Optimizers: each update rule against the same step computed by hand in numpy."""
+
+import math
+
+import numpy as np
+import pytest
+
+import graphcore
+import graphcore.functions as F
+import graphcore.links as L
+from graphcore import optimizers
+
+
+class Pair(graphcore.Chain):
+    """Two parameters with gradients we set by hand."""
+
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.a = graphcore.Parameter(np.array([1.0, -2.0, 3.0], np.float32))
+            self.b = graphcore.Parameter(np.array([[0.5, 0.25]], np.float32))
+
+
+GRAD_A = np.array([0.1, -0.3, 0.5], np.float32)
+GRAD_B = np.array([[-1.0, 2.0]], np.float32)
+
+
+def set_grads(model, scale=1.0):
+    model.a.grad = GRAD_A * np.float32(scale)
+    model.b.grad = GRAD_B * np.float32(scale)
+
+
+def test_sgd_step():
+    model = Pair()
+    a0 = model.a.array.copy()
+    held = model.a.array  # the update is in place: this reference sees it
+    opt = optimizers.SGD(lr=0.1).setup(model)
+    set_grads(model)
+    opt.update()
+    np.testing.assert_allclose(held, a0 - 0.1 * GRAD_A, rtol=1e-6)
+    assert model.a.array is held
+    assert opt.t == 1 and model.a.update_rule.t == 1
+
+
+def test_momentum_sgd_two_steps():
+    model = Pair()
+    b0 = model.b.array.copy()
+    opt = optimizers.MomentumSGD(lr=0.1, momentum=0.9).setup(model)
+    v = np.zeros_like(b0)
+    b = b0.copy()
+    for scale in (1.0, 0.5):
+        set_grads(model, scale)
+        opt.update()
+        v = 0.9 * v - 0.1 * GRAD_B * scale
+        b = b + v
+    np.testing.assert_allclose(model.b.array, b, rtol=1e-6)
+    np.testing.assert_allclose(model.b.update_rule.state["v"], v, rtol=1e-6)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_matches_formula_over_three_steps(amsgrad):
+    model = Pair()
+    alpha, beta1, beta2, eps = 0.01, 0.8, 0.95, 1e-7
+    opt = optimizers.Adam(alpha, beta1, beta2, eps, amsgrad=amsgrad).setup(model)
+    p = model.a.array.astype(np.float64)
+    m = np.zeros_like(p)
+    v = np.zeros_like(p)
+    vhat = np.zeros_like(p)
+    for t, scale in enumerate((1.0, -2.0, 0.5), start=1):
+        set_grads(model, scale)
+        opt.update()
+        g = GRAD_A.astype(np.float64) * scale
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        vhat = np.maximum(vhat, v)
+        # Chainer folds the bias correction into lr, so eps is added to the uncorrected sqrt(v).
+        lr = alpha * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+        p = p - lr * m / (np.sqrt(vhat if amsgrad else v) + eps)
+        assert opt.lr == pytest.approx(lr)
+    np.testing.assert_allclose(model.a.array, p, rtol=1e-5)
+    np.testing.assert_allclose(model.a.update_rule.state["m"], m, rtol=1e-5)
+    np.testing.assert_allclose(model.a.update_rule.state["v"], v, rtol=1e-5)
+
+
+def test_adam_weight_decay_rate_and_eta():
+    model = Pair()
+    opt = optimizers.Adam(alpha=0.1, eta=0.5, weight_decay_rate=0.01).setup(model)
+    a0 = model.a.array.astype(np.float64)
+    set_grads(model)
+    opt.update()
+    g = GRAD_A.astype(np.float64)
+    m, v = 0.1 * g, 0.001 * g * g
+    lr = 0.1 * math.sqrt(1 - 0.999) / (1 - 0.9)
+    expected = a0 - 0.5 * (lr * m / (np.sqrt(v) + 1e-8) + 0.01 * a0)
+    np.testing.assert_allclose(model.a.array, expected, rtol=1e-5)
+
+
+def test_adam_lr_is_undefined_before_the_first_step():
+    opt = optimizers.Adam().setup(Pair())
+    with pytest.raises(RuntimeError, match="first update"):
+        _ = opt.lr
+
+
+def test_parameters_without_grad_or_frozen_are_skipped():
+    model = Pair()
+    a0, b0 = model.a.array.copy(), model.b.array.copy()
+    opt = optimizers.MomentumSGD().setup(model)
+    model.a.grad = GRAD_A.copy()
+    model.b.grad = None
+    model.a.requires_grad = False
+    opt.update()
+    np.testing.assert_array_equal(model.a.array, a0)
+    np.testing.assert_array_equal(model.b.array, b0)
+    assert model.a.update_rule.state is None and model.a.update_rule.t == 0
+
+
+def test_update_with_lossfun_clears_backprops_and_steps():
+    model = L.Linear(2, 1)
+    model.W.array[...] = [[1.0, -1.0]]
+    x = np.array([[1.0, 2.0]], np.float32)
+    opt = optimizers.SGD(lr=0.5).setup(model)
+    model.W.grad = np.full((1, 2), 100.0, np.float32)  # stale: must be cleared, not added to
+    opt.update(lambda x: F.sum(model(x)), x)
+    np.testing.assert_allclose(model.W.array, [[0.5, -2.0]])
+    np.testing.assert_allclose(model.b.array, [-0.5])
+
+
+def test_lazy_parameters_get_state_on_first_update():
+    model = L.Linear(None, 2)
+    opt = optimizers.Adam().setup(model)
+    opt.update(lambda: F.sum(model(np.ones((1, 3), np.float32))))
+    assert model.W.update_rule.state["m"].shape == (2, 3)
+
+
+def test_hyperparameters_are_shared_and_overridable_per_parameter():
+    model = Pair()
+    opt = optimizers.SGD(lr=0.1).setup(model)
+    opt.lr = 0.2
+    model.b.update_rule.hyperparam.lr = 0.0
+    a0, b0 = model.a.array.copy(), model.b.array.copy()
+    set_grads(model)
+    opt.update()
+    np.testing.assert_allclose(model.a.array, a0 - 0.2 * GRAD_A, rtol=1e-6)
+    np.testing.assert_array_equal(model.b.array, b0)
+
+
+def test_weight_decay_hook():
+    model = Pair()
+    opt = optimizers.SGD(lr=0.1).setup(model)
+    opt.add_hook(optimizers.WeightDecay(0.5))
+    a0 = model.a.array.copy()
+    set_grads(model)
+    opt.update()
+    np.testing.assert_allclose(model.a.array, a0 - 0.1 * (GRAD_A + 0.5 * a0), rtol=1e-6)
+
+
+def test_gradient_clipping_hook_scales_the_global_norm():
+    model = Pair()
+    opt = optimizers.SGD(lr=1.0).setup(model)
+    opt.add_hook(optimizers.GradientClipping(1.0))
+    a0 = model.a.array.copy()
+    set_grads(model)
+    norm = math.sqrt(np.sum(GRAD_A ** 2) + np.sum(GRAD_B ** 2))
+    opt.update()
+    np.testing.assert_allclose(model.a.array, a0 - GRAD_A / (norm + 1e-6), rtol=1e-5)
+
+
+def test_gradient_clipping_leaves_small_gradients_alone():
+    model = Pair()
+    opt = optimizers.SGD(lr=1.0).setup(model)
+    opt.add_hook(optimizers.GradientClipping(100.0))
+    a0 = model.a.array.copy()
+    set_grads(model)
+    opt.update()
+    np.testing.assert_allclose(model.a.array, a0 - GRAD_A, rtol=1e-6)
+
+
+def test_hooks_need_unique_names_and_can_be_removed():
+    model = Pair()
+    opt = optimizers.SGD(lr=0.1).setup(model)
+    opt.add_hook(optimizers.WeightDecay(0.5))
+    with pytest.raises(KeyError, match="WeightDecay"):
+        opt.add_hook(optimizers.WeightDecay(0.1))
+    opt.remove_hook("WeightDecay")
+    a0 = model.a.array.copy()
+    set_grads(model)
+    opt.update()
+    np.testing.assert_allclose(model.a.array, a0 - 0.1 * GRAD_A, rtol=1e-6)
+
+
+def test_update_before_setup_is_an_error():
+    with pytest.raises(RuntimeError, match="setup"):
+        optimizers.SGD().update()
