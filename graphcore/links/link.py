@@ -109,9 +109,14 @@ class Link:
         return sum(p.size for p in self.params() if p.array is not None)
 
     def copyparams(self, other: Link) -> None:
+        """Copy ``other``'s parameter values into this link's arrays, in place."""
         mine = dict(self.namedparams())
         for name, p in other.namedparams():
-            mine[name].array = p.array.copy()
+            target = mine[name]
+            if target.array is None:
+                target.array = p.array.copy()
+            else:
+                target.array[...] = p.array
 
     def disable_update(self) -> None:
         """Freeze every parameter: no gradient is computed for it, optimizers skip it."""

@@ -232,8 +232,9 @@ class SplitAxis(FunctionNode):
         return tuple(np.split(x, ios, axis=axis))
 
     def backward(self, indexes, grad_outputs):
-        return concat(grad_outputs, self.axis) if not isinstance(grad_outputs[0], np.ndarray) \
-            else (np.concatenate(grad_outputs, axis=self.axis),)
+        if isinstance(grad_outputs[0], np.ndarray):
+            return np.concatenate(grad_outputs, axis=self.axis),
+        return concat(grad_outputs, self.axis),
 
 
 def _split(x, indices: tuple[int, ...], axis: int):

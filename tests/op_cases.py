@@ -1,0 +1,290 @@
+"""Gradient-check data for every registered op: ``CASES[op name] -> [OpCase, ...]``.
+
+A case says how to draw each input (shape and value domain), which constructor keyword
+arguments to pass, and a label for the test id.  Value domains keep each op inside the region
+where it is differentiable: positive inputs for log/sqrt/pow, values away from kinks for
+relu/abs/clip, no ties for max/min/maximum, integer labels and ids, boolean conditions.
+Integer and boolean inputs are constants automatically (``check_backward`` leaves them out).
+
+Adding an op to the registry without adding its cases here fails ``test_gradient_check.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Draw = Callable[[np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class OpCase:
+    """One gradient check of one op: input recipes, constructor kwargs, a test-id label.
+
+    ``options`` overrides the check's keyword arguments, for the two cases that need it (each
+    says why below); it never loosens a tolerance to hide a wrong gradient.
+    """
+
+    inputs: tuple[Draw, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def draw(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        return tuple(make(rng) for make in self.inputs)
+
+
+# --- input recipes --------------------------------------------------------------------------
+
+def normal(*shape: int) -> Draw:
+    """Standard normal float64 values."""
+    return lambda rng: rng.standard_normal(shape)
+
+
+def uniform(*shape: int, low: float = -1.0, high: float = 1.0) -> Draw:
+    return lambda rng: rng.uniform(low, high, shape)
+
+
+def positive(*shape: int) -> Draw:
+    """Values in [0.5, 2] (log, sqrt, divisors, bases of real powers)."""
+    return uniform(*shape, low=0.5, high=2.0)
+
+
+def avoiding(*shape: int, points: tuple[float, ...] = (0.0,), margin: float = 0.05,
+             low: float = -1.0, high: float = 1.0) -> Draw:
+    """Uniform values at least ``margin`` away from each kink in ``points``."""
+
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        x = rng.uniform(low, high, shape)
+        near = np.zeros(shape, bool)
+        for p in points:
+            near |= np.abs(x - p) < margin
+        while near.any():
+            x[near] = rng.uniform(low, high, int(near.sum()))
+            near[:] = False
+            for p in points:
+                near |= np.abs(x - p) < margin
+        return x
+
+    return draw
+
+
+def distinct(*shape: int, offset: float = 0.0) -> Draw:
+    """Shuffled values on a grid of step 0.1 (plus ``offset``): no two elements tie, and two
+    arrays with offsets 0 and 0.05 never tie with each other (max, min, maximum, minimum)."""
+
+    def draw(rng: np.random.Generator) -> np.ndarray:
+        n = int(np.prod(shape, dtype=np.int64))
+        grid = (np.arange(n) - n // 2) * 0.1 + offset
+        return rng.permutation(grid).reshape(shape)
+
+    return draw
+
+
+def ints(*shape: int, low: int = 0, high: int = 5) -> Draw:
+    """Integer labels or ids in ``[low, high)``."""
+    return lambda rng: rng.integers(low, high, shape)
+
+
+def bools(*shape: int) -> Draw:
+    return lambda rng: rng.random(shape) < 0.5
+
+
+def fixed(values: Any) -> Draw:
+    """Exactly these values (repeated ids, ignored labels, exact zeros)."""
+    array = np.array(values)
+    return lambda rng: array.copy()
+
+
+# Dropout is checked with a fixed, already scaled mask (ratio 0.5), as Chainer's tests do.
+_DROPOUT_MASK = np.array([[2.0, 0.0, 2.0, 2.0], [0.0, 2.0, 2.0, 0.0], [2.0, 2.0, 0.0, 2.0]])
+# A float32 output rounds x + eps * r to ~6e-8 relative: steps of 1e-2 keep that error at ~1e-5
+# (the op is linear, so a large step costs no truncation error).
+_FLOAT32_OUTPUT = {"eps": 1e-2, "atol": 1e-5, "rtol": 1e-4}
+# Three zeros make the all-product flat to second order, which the smoothness heuristic of
+# detect_nondifferentiable cannot tell from a kink; the gradient check itself still runs.
+_FLAT = {"detect_nondifferentiable": False}
+
+
+def _signed(*shape: int) -> Draw:
+    """Magnitudes in [0.6, 1.4] with random signs: products of many stay near 1."""
+    return avoiding(*shape, margin=0.6, low=-1.4, high=1.4)
+
+
+def _binary(shape_a: tuple[int, ...], shape_b: tuple[int, ...],
+            b: Callable[..., Draw] = normal, a: Callable[..., Draw] = normal) -> list[OpCase]:
+    return [OpCase((a(*shape_a), b(*shape_a)), label="same-shape"),
+            OpCase((a(*shape_a), b(*shape_b)), label="broadcast"),
+            OpCase((a(), b(*shape_a)), label="0-d-broadcast")]
+
+
+def _reductions(draw: Callable[..., Draw]) -> list[OpCase]:
+    return [OpCase((draw(3, 4),), label="all"),
+            OpCase((draw(3, 4),), {"axis": 1}, label="axis1"),
+            OpCase((draw(2, 3, 4),), {"axis": -1, "keepdims": True}, label="axis-1-keepdims"),
+            OpCase((draw(2, 3, 4),), {"axis": (0, 2)}, label="axes02"),
+            OpCase((draw(2, 3, 4),), {"axis": [0, 1], "keepdims": True}, label="list-keepdims")]
+
+
+def _extremum_pair() -> list[OpCase]:
+    return [OpCase((distinct(3, 4), distinct(3, 4, offset=0.05)), label="same-shape"),
+            OpCase((distinct(3, 4), distinct(4, offset=0.05)), label="broadcast"),
+            OpCase((distinct(1, 4, offset=0.05), distinct(3, 1)), label="both-broadcast")]
+
+
+def _softmax_like() -> list[OpCase]:
+    return [OpCase((normal(3, 4),), label="axis1"),
+            OpCase((normal(2, 3, 4),), {"axis": -1}, label="axis-1-3d"),
+            OpCase((normal(3, 4),), {"axis": 0}, label="axis0")]
+
+
+CASES: dict[str, list[OpCase]] = {
+    # arithmetic
+    "add": _binary((3, 4), (4,)),
+    "sub": _binary((3, 4), (3, 1)),
+    "mul": _binary((2, 3, 4), (3, 1)),
+    "div": _binary((3, 4), (4,), b=positive),
+    "pow": _binary((3, 4), (4,), a=positive),
+    "neg": [OpCase((normal(3, 4),))],
+    "add_scalar": [OpCase((normal(3, 4),), {"value": 1.5})],
+    "scale": [OpCase((normal(3, 4),), {"by": -2.5})],
+    "rsub_scalar": [OpCase((normal(3, 4),), {"value": 3})],
+    "rdiv_scalar": [OpCase((positive(3, 4),), {"value": 2.0})],
+    "pow_scalar": [OpCase((normal(3, 4),), {"exponent": 2}, label="square"),
+                   OpCase((normal(3, 4),), {"exponent": 3}, label="cube"),
+                   OpCase((positive(3, 4),), {"exponent": -1.5}, label="negative-real")],
+    "rpow_scalar": [OpCase((normal(3, 4),), {"base": 2.0}, label="base2"),
+                    OpCase((normal(3, 4),), {"base": 0.5}, label="base-half")],
+    # elementwise math
+    "exp": [OpCase((normal(3, 4),))],
+    "log": [OpCase((positive(3, 4),))],
+    "sqrt": [OpCase((positive(3, 4),))],
+    "square": [OpCase((normal(3, 4),))],
+    "abs": [OpCase((avoiding(3, 4),))],
+    "maximum": _extremum_pair(),
+    "minimum": _extremum_pair(),
+    "clip": [OpCase((avoiding(4, 5, points=(-0.5, 0.5)),), {"x_min": -0.5, "x_max": 0.5})],
+    "where": [OpCase((bools(3, 4), normal(3, 4), normal(3, 4)), label="same-shape"),
+              OpCase((bools(3, 1), normal(4), normal(3, 4)), label="broadcast")],
+    # activations
+    "relu": [OpCase((avoiding(3, 4),))],
+    "leaky_relu": [OpCase((avoiding(3, 4),), {"slope": 0.2})],
+    "sigmoid": [OpCase((normal(3, 4),))],
+    "tanh": [OpCase((normal(3, 4),))],
+    "softplus": [OpCase((normal(3, 4),), label="beta1"),
+                 OpCase((normal(3, 4),), {"beta": 2.0}, label="beta2")],
+    # shapes and indexing
+    "reshape": [OpCase((normal(2, 6),), {"shape": (3, 4)}, label="3x4"),
+                OpCase((normal(2, 3, 2),), {"shape": (-1,)}, label="flatten"),
+                OpCase((normal(2, 6),), {"shape": (3, -1, 2)}, label="inferred")],
+    "transpose": [OpCase((normal(2, 3, 4),), label="reverse"),
+                  OpCase((normal(2, 3, 4),), {"axes": (1, 2, 0)}, label="axes120"),
+                  OpCase((normal(2, 3, 4),), {"axes": (-1, 0, 1)}, label="negative-axes")],
+    "broadcast_to": [OpCase((normal(3, 1),), {"shape": (2, 3, 4)}, label="expand"),
+                     OpCase((normal(),), {"shape": (2, 2)}, label="0-d")],
+    "sum_to": [OpCase((normal(2, 3, 4),), {"shape": (3, 1)}, label="lead-and-inner"),
+               OpCase((normal(2, 3, 4),), {"shape": (1, 4)}, label="keep-last"),
+               OpCase((normal(2, 3),), {"shape": ()}, label="to-0-d")],
+    "cast": [OpCase((lambda rng: rng.standard_normal((3, 4)).astype(np.float32),),
+                    {"dtype": "float64"}, label="f32-to-f64"),
+             OpCase((normal(3, 4),), {"dtype": "float32"}, label="f64-to-f32",
+                    options=_FLOAT32_OUTPUT)],
+    "concat": [OpCase((normal(2, 3), normal(2, 1), normal(2, 2)), label="axis1"),
+               OpCase((normal(1, 3), normal(2, 3)), {"axis": 0}, label="axis0"),
+               OpCase((normal(2, 2, 3), normal(2, 2, 1)), {"axis": -1}, label="axis-1")],
+    "stack": [OpCase((normal(2, 3), normal(2, 3), normal(2, 3)), label="axis0"),
+              OpCase((normal(2, 3), normal(2, 3)), {"axis": 1}, label="axis1"),
+              OpCase((normal(2, 3), normal(2, 3)), {"axis": -1}, label="axis-1")],
+    "split_axis": [
+        OpCase((normal(6, 2),), {"indices_or_sections": 3}, label="3-sections"),
+        OpCase((normal(2, 5),), {"indices_or_sections": [1, 3], "axis": 1}, label="indices"),
+        OpCase((normal(2, 3, 4),), {"indices_or_sections": 2, "axis": -1}, label="axis-1"),
+    ],
+    "get_item": [
+        OpCase((normal(4, 5),), {"index": (slice(1, 3), slice(None, None, 2))}, label="slices"),
+        OpCase((normal(4, 5),), {"index": 2}, label="int"),
+        OpCase((normal(4, 5),), {"index": np.array([0, 2, 0, 3])}, label="repeated-rows"),
+        OpCase((normal(3, 4),), {"index": (slice(None), np.array([1, 1, 3]))},
+               label="repeated-columns"),
+        OpCase((normal(3, 4),), {"index": (np.array([0, 2, 2]), np.array([1, 3, 3]))},
+               label="repeated-pairs"),
+        OpCase((normal(3, 4),), {"index": np.array([[True, False, True, False],
+                                                    [False, False, True, True],
+                                                    [True, True, False, False]])},
+               label="bool-mask"),
+        OpCase((normal(2, 3, 4),), {"index": (Ellipsis, None, 1)}, label="ellipsis-newaxis"),
+    ],
+    "scatter_add": [
+        OpCase((normal(4),), {"index": np.array([0, 2, 0, 4]), "shape": (5,)},
+               label="repeated"),
+        OpCase((normal(2, 5),), {"index": (slice(1, 3),), "shape": (4, 5)}, label="slice"),
+        OpCase((normal(2, 3),), {"index": (slice(None), np.array([1, 1, 3])),
+                                 "shape": (2, 5)}, label="repeated-columns"),
+    ],
+    # reductions
+    "sum": _reductions(normal),
+    "mean": _reductions(normal),
+    "max": _reductions(distinct),
+    "min": _reductions(distinct),
+    "prod": _reductions(_signed) + [
+        OpCase((fixed([[0.0, 0.5, -1.5], [1.2, 0.7, -0.8]]),), {"axis": 1},
+               label="one-zero"),
+        OpCase((fixed([[0.0, 0.5, 0.0], [1.2, 0.0, -0.8]]),), {"axis": 1},
+               label="two-zeros-in-a-row"),
+        OpCase((fixed([[0.0, 0.5, 0.0], [1.2, 0.0, -0.8]]),), label="three-zeros-all",
+               options=_FLAT),
+    ],
+    "prod_others": [
+        OpCase((_signed(3, 4),), label="all"),
+        OpCase((_signed(2, 3, 4),), {"axis": (0, 2)}, label="axes02"),
+        OpCase((fixed([[0.0, 0.5, -1.5, 2.0], [1.2, 0.0, -0.8, 0.0]]),), {"axis": 1},
+               label="zeros"),
+    ],
+    # linear algebra
+    "matmul": [OpCase((normal(3, 4), normal(4, 2)), label="2d"),
+               OpCase((normal(2, 3, 4), normal(2, 4, 5)), label="batched"),
+               OpCase((normal(2, 1, 3, 4), normal(3, 4, 2)), label="batch-broadcast")],
+    "linear": [OpCase((normal(3, 4), normal(5, 4), normal(5)), label="bias"),
+               OpCase((normal(3, 4), normal(5, 4)), label="no-bias"),
+               OpCase((normal(2, 3, 4), normal(5, 4), normal(5)), label="3d-x"),
+               OpCase((normal(4), normal(5, 4)), label="1d-x-no-bias")],
+    # embeddings
+    "embed_id": [
+        OpCase((fixed([[0, 2, 0], [4, 2, 1]]), normal(5, 3)), label="repeated-ids"),
+        OpCase((fixed([[0, -1, 2], [2, 2, -1]]), normal(5, 3)), {"ignore_label": -1},
+               label="ignore-label"),
+    ],
+    "embed_id_grad": [
+        OpCase((fixed([[0, 2, 0], [4, 2, 1]]), normal(2, 3, 3)), {"vocabulary": 5},
+               label="repeated-ids"),
+        OpCase((fixed([0, -1, 2, 2]), normal(4, 3)), {"vocabulary": 4, "ignore_label": -1},
+               label="ignore-label"),
+    ],
+    # losses
+    "softmax": _softmax_like(),
+    "log_softmax": _softmax_like(),
+    "softmax_cross_entropy": [
+        OpCase((normal(4, 3), ints(4, high=3)), label="mean"),
+        OpCase((normal(4, 3), fixed([0, -1, 2, 2])), label="ignore-label"),
+        OpCase((normal(4, 3), fixed([0, -1, 2, 1])), {"normalize": False},
+               label="not-normalized"),
+        OpCase((normal(4, 3), fixed([1, -1, 2, 0])), {"reduce": "no"}, label="reduce-no"),
+        OpCase((normal(4, 3), fixed([1, 2, 0, 1])), {"ignore_label": 2},
+               label="ignore-label-2"),
+    ],
+    "sigmoid_cross_entropy": [
+        OpCase((normal(3, 4), ints(3, 4, high=2)), label="mean"),
+        OpCase((normal(3, 4), fixed([[0, 1, -1, 1], [1, -1, 0, 0], [1, 1, 0, -1]])),
+               label="ignore-label"),
+        OpCase((normal(3, 4), fixed([[0, 1, -1, 1], [1, -1, 0, 0], [1, 1, 0, -1]])),
+               {"normalize": False}, label="not-normalized"),
+        OpCase((normal(3, 4), fixed([[0, 1, -1, 1], [1, -1, 0, 0], [1, 1, 0, -1]])),
+               {"reduce": "no"}, label="reduce-no"),
+    ],
+    "mean_squared_error": [OpCase((normal(3, 4), normal(3, 4)))],
+    # noise
+    "dropout": [OpCase((normal(3, 4),), {"ratio": 0.5, "mask": _DROPOUT_MASK})],
+}
