@@ -1,9 +1,10 @@
 """``build_computational_graph`` draws what Chainer 7.8.1 drew, with stable node ids.
 
-The reference DOT files (``../shared/reference/chainer_dot/``) were written by Chainer for the
-seed's two examples; their node ids are memory addresses and their node/edge order is a set's
-order, so they are compared with ours as graphs: an isomorphism that preserves every node's
-attributes (label, shape, styles, in Chainer's order) and every edge.
+The reference DOT files (``tests/data/reference/chainer_dot/``, copied from ``../shared``)
+were written by Chainer for the seed's two examples; their node ids are memory addresses and
+their node/edge order is a set's order, so they are compared with ours as graphs: an
+isomorphism that preserves every node's attributes (label, shape, styles, in Chainer's order)
+and every edge.
 """
 
 from __future__ import annotations
@@ -25,20 +26,8 @@ import graphcore.links as L
 from graphcore import Chain, FunctionNode, Variable
 from graphcore.computational_graph import ComputationalGraph, build_computational_graph
 
-
-def shared_dir() -> Path | None:
-    """``/work/shared`` here, the clone's sibling ``../shared`` in CI, else ``shared/``."""
-    repo = Path(__file__).resolve().parents[1]
-    for candidate in (repo.parent / "shared", repo / "shared"):
-        if (candidate / "reference" / "chainer_dot").is_dir():
-            return candidate
-    return None
-
-
-SHARED = shared_dir()
-needs_reference = pytest.mark.skipif(
-    SHARED is None, reason="Chainer reference DOT files not found: expected "
-    "../shared/reference/chainer_dot/ next to the repository")
+# Copied from ../shared/reference/chainer_dot/ (see tests/data/README.md).
+SHARED = Path(__file__).resolve().parent / "data"
 
 
 # --- a strict parser for the DOT subset Chainer writes --------------------------------------
@@ -144,13 +133,11 @@ def dynamic_relu_output() -> Variable:
 
 
 # --- against Chainer's files ----------------------------------------------------------------
-@needs_reference
 def test_static_graph_matches_chainer() -> None:
     ours = parse_dot(build_computational_graph([static_output()]).dump())
     assert_same_graph(ours, reference("static_graph.dot"))
 
 
-@needs_reference
 def test_static_graph_keeps_each_linear_with_its_own_parameters() -> None:
     ours = parse_dot(build_computational_graph([static_output()]).dump())
     mapping = find_isomorphism(ours, reference("static_graph.dot"))
@@ -161,19 +148,16 @@ def test_static_graph_keeps_each_linear_with_its_own_parameters() -> None:
     assert mapping is not None
 
 
-@needs_reference
 def test_dynamic_relu_graph_matches_chainer() -> None:
     ours = parse_dot(build_computational_graph([dynamic_relu_output()]).dump())
     assert_same_graph(ours, reference("dynamic_graph_relu.dot"))
 
 
-@needs_reference
 def test_remove_variable_matches_chainer() -> None:
     graph = build_computational_graph([static_output()], remove_variable=True)
     assert_same_graph(parse_dot(graph.dump()), reference("static_graph_remove_variable.dot"))
 
 
-@needs_reference
 def test_rankdir_and_custom_styles_match_chainer() -> None:
     graph = build_computational_graph(
         [static_output()], rankdir="LR", show_name=False,

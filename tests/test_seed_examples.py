@@ -129,13 +129,9 @@ def test_examples_run_as_scripts(tmp_path: Path, example: Path, dot_file: str,
 
 
 # --- the files are still the seed's code ----------------------------------------------------
-def seed_document() -> Path | None:
-    repo = Path(__file__).resolve().parents[1]
-    for shared in (repo.parent / "shared", repo / "shared"):
-        seed = shared / "seed" / "chainer_dynamic_vs_static_zh.txt"
-        if seed.is_file():
-            return seed
-    return None
+def seed_document() -> Path:
+    """The seed tutorial, copied from ../shared/seed/ (see tests/data/README.md)."""
+    return Path(__file__).resolve().parent / "data" / "seed" / "chainer_dynamic_vs_static_zh.txt"
 
 
 def seed_code_blocks(text: str) -> list[list[str]]:
@@ -161,8 +157,6 @@ def as_seed_would_read(example: Path) -> list[str]:
     return [line for line in code if line not in ("import shutil", "import subprocess")]
 
 
-@pytest.mark.skipif(seed_document() is None, reason="seed document not found: expected "
-                    "../shared/seed/chainer_dynamic_vs_static_zh.txt next to the repository")
 @pytest.mark.parametrize(("index", "example"), [(0, DYNAMIC), (1, STATIC)])
 def test_examples_are_the_seed_with_chainer_replaced(index: int, example: Path) -> None:
     block = seed_code_blocks(seed_document().read_text(encoding="utf-8"))[index]
