@@ -7,6 +7,8 @@ Variable's dtype.  Gradients of broadcast operands are summed back by ``generic.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from graphcore import generic as g
@@ -17,9 +19,18 @@ from graphcore.variable import Variable
 
 
 class _Binary(FunctionNode):
+    """``compute(a, b)`` with numpy broadcasting; both arrays must share a dtype."""
+
     __slots__ = ()
     elementwise = True
     arity = 2
+    compute = None  # the numpy operator, set by each subclass
+
+    def forward(self, inputs):
+        a, b = inputs
+        if a.dtype != b.dtype:
+            self.check_inputs(inputs)
+        return self.compute(a, b),
 
     def check_inputs(self, inputs):
         same_dtype(self.label, *inputs)
@@ -34,11 +45,7 @@ class Add(_Binary):
     name = "add"
     label = "_ + _"
 
-    def forward(self, inputs):
-        a, b = inputs
-        if a.dtype != b.dtype:
-            self.check_inputs(inputs)
-        return a + b,
+    compute = staticmethod(operator.add)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -54,11 +61,7 @@ class Sub(_Binary):
     name = "sub"
     label = "_ - _"
 
-    def forward(self, inputs):
-        a, b = inputs
-        if a.dtype != b.dtype:
-            self.check_inputs(inputs)
-        return a - b,
+    compute = staticmethod(operator.sub)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -74,11 +77,7 @@ class Mul(_Binary):
     name = "mul"
     label = "_ * _"
 
-    def forward(self, inputs):
-        a, b = inputs
-        if a.dtype != b.dtype:
-            self.check_inputs(inputs)
-        return a * b,
+    compute = staticmethod(operator.mul)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -96,11 +95,7 @@ class Div(_Binary):
     name = "div"
     label = "_ / _"
 
-    def forward(self, inputs):
-        a, b = inputs
-        if a.dtype != b.dtype:
-            self.check_inputs(inputs)
-        return a / b,
+    compute = staticmethod(operator.truediv)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -118,11 +113,7 @@ class Pow(_Binary):
     name = "pow"
     label = "_ ** _"
 
-    def forward(self, inputs):
-        a, b = inputs
-        if a.dtype != b.dtype:
-            self.check_inputs(inputs)
-        return a ** b,
+    compute = staticmethod(operator.pow)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
