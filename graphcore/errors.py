@@ -84,3 +84,25 @@ class SpecErrors(GraphcoreError, ValueError):
 
     def render(self) -> str:
         return "\n".join(e.render() for e in self.errors)
+
+
+class SpecRuntimeError(GraphcoreError, RuntimeError):
+    """Running a valid spec failed at a step (a shape mismatch, a carry that changed shape,
+    NaN/Inf in the loss); located like ``SpecError``: ``file:line:col: error: message``."""
+
+    def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
+                 source_line: str | None = None, length: int = 1) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.length = max(length, 1)
+        super().__init__(f"{file}:{line}:{col}: error: {message}")
+
+    def render(self) -> str:
+        lines = [str(self)]
+        if self.source_line is not None and self.col > 0:
+            lines.append("    " + self.source_line.rstrip("\n"))
+            lines.append("    " + " " * (self.col - 1) + "^" + "~" * (self.length - 1))
+        return "\n".join(lines)
