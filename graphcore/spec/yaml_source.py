@@ -1,0 +1,551 @@
+"""YAML text -> a tree of located values, safely: the first layer of the spec loader.
+
+PyYAML's ``SafeLoader`` composes the text into nodes (each with its start mark); nothing is ever
+constructed from a tag. The nodes become ``LMap`` / ``LSeq`` / ``LScalar`` values that remember
+where they came from, so every later layer can report ``file:line:col: error: ...`` with the
+source line under it::
+
+    spec = load_yaml("graphtool: 1\\nseed: 0\\n", "model.yaml")
+    spec.get("seed").value          # 0
+    spec.key_loc("seed")            # Loc('model.yaml', 2, 1, 4)
+    error_at(spec.get("seed").loc, "seed must be positive")   # a SpecError with source_line
+
+Refused, each as a located ``SpecError`` (all of them at once, in one ``SpecErrors``): duplicate
+and non-string keys, anchors, aliases and merge keys, tags other than the core scalar ones, more
+than one document, an empty spec, a top level that is not a mapping. A YAML syntax error, input
+over ``MAX_BYTES`` and nesting deeper than ``MAX_DEPTH`` stop loading and are reported alone.
+
+Values resolve as SafeLoader resolves them (YAML 1.1), except that timestamps stay text. Plain
+scalars that YAML 1.1 reads differently than people expect carry a ``trap`` hint (see
+``trap_hint``) for the validator to attach to its errors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+import yaml
+
+from graphcore.errors import SpecError, SpecErrors
+
+MAX_BYTES = 262_144  # specs are a few KB; this bounds PyYAML's pure-Python parse time
+MAX_DEPTH = 64
+
+# YAML 1.1's line breaks, the ones PyYAML counts in its marks (str.splitlines knows more).
+_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_CORE + name for name in ("str", "int", "float", "bool", "null")}
+_INVALID_TAG = "!graphtool/invalid"  # marks a placeholder node for something already reported
+_STYLES = {None: "plain", "'": "quoted", '"': "quoted", "|": "block", ">": "block"}
+
+
+class SourceText:
+    """A spec's file name and lines, so any location can show the line it points into."""
+
+    def __init__(self, text: str, file: str = "<spec>") -> None:
+        self.file = file
+        self.lines = _LINE_BREAK.split(text)
+
+    def line(self, number: int) -> str | None:
+        """The text of 1-based line ``number``, without its line break; None past the end."""
+        return self.lines[number - 1] if 1 <= number <= len(self.lines) else None
+
+    def loc(self, line: int, col: int, length: int = 1) -> Loc:
+        return Loc(self.file, line, col, max(length, 1), self)
+
+    def error(self, line: int, col: int, message: str, length: int = 1,
+              hint: str | None = None) -> SpecError:
+        return error_at(self.loc(line, col, length), message, hint)
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a value starts: 1-based ``line`` and ``col``, ``length`` characters on that line."""
+
+    file: str
+    line: int
+    col: int
+    length: int = 1
+    source: SourceText | None = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def error(self, message: str, hint: str | None = None) -> SpecError:
+        return error_at(self, message, hint)
+
+
+def error_at(loc: Loc, message: str, hint: str | None = None) -> SpecError:
+    """A SpecError at ``loc``, with the source line filled in when the loc knows its source."""
+    source_line = loc.source.line(loc.line) if loc.source is not None else None
+    return SpecError(message, loc.file, loc.line, loc.col, source_line, loc.length, hint)
+
+
+@dataclass(eq=False)
+class LScalar:
+    """A scalar: its resolved ``value`` (int, float, bool, None or str), the ``raw`` source text
+    (quotes and all), ``style`` ("plain", "quoted" or "block"), ``loc``, and ``trap``: a hint
+    when YAML 1.1 reads this plain scalar differently than people expect, else None."""
+
+    value: int | float | bool | str | None
+    raw: str
+    style: str
+    loc: Loc
+    trap: str | None = None
+
+    def to_python(self) -> int | float | bool | str | None:
+        return self.value
+
+
+@dataclass(eq=False)
+class LSeq:
+    """A sequence of located values, in file order."""
+
+    items: list[Located]
+    loc: Loc
+
+    def __iter__(self) -> Iterator[Located]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> Located:
+        return self.items[index]
+
+    def to_python(self) -> list:
+        return [item.to_python() for item in self.items]
+
+
+class LMap(Mapping):
+    """A mapping from string keys to located values, in file order; remembers each key's loc.
+
+    ``get(key)`` returns the located value (or None); ``key_loc(key)`` where the key is written;
+    ``spec[key].loc`` where its value is.
+    """
+
+    def __init__(self, loc: Loc) -> None:
+        self.loc = loc
+        self._entries: dict[str, tuple[Loc, Located]] = {}
+
+    def add(self, key: str, key_loc: Loc, value: Located) -> None:
+        self._entries[key] = (key_loc, value)
+
+    def __getitem__(self, key: str) -> Located:
+        return self._entries[key][1]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"LMap({list(self._entries)!r} at {self.loc})"
+
+    def key_loc(self, key: str) -> Loc:
+        """Where ``key`` is written; KeyError if the mapping has no such key."""
+        return self._entries[key][0]
+
+    def to_python(self) -> dict:
+        return {key: value.to_python() for key, (_, value) in self._entries.items()}
+
+
+Located: TypeAlias = LMap | LSeq | LScalar
+
+
+def describe(value: Located) -> str:
+    """A short phrase for messages: 'a mapping', 'a list', 'the integer 3', 'the text 'abc''."""
+    if isinstance(value, LMap):
+        return "a mapping"
+    if isinstance(value, LSeq):
+        return "a list"
+    scalar = value.value
+    if scalar is None:
+        return "null"
+    if isinstance(scalar, bool):
+        return f"the boolean {str(scalar).lower()}"
+    if isinstance(scalar, int):
+        return f"the integer {scalar}"
+    if isinstance(scalar, float):
+        return f"the number {scalar!r}"
+    return f"the text {scalar!r}"
+
+
+# ---------------------------------------------------------------- scalar resolution and traps
+
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_BUILDERS = {
+    _CORE + "str": lambda node: node.value,
+    _CORE + "int": _CONSTRUCTOR.construct_yaml_int,
+    _CORE + "float": _CONSTRUCTOR.construct_yaml_float,
+    _CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
+    _CORE + "null": lambda node: None,
+}
+_EXPONENT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+_BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
+_FLOAT_WORDS = {"nan": ".nan", "inf": ".inf", "+inf": ".inf", "-inf": "-.inf",
+                "infinity": ".inf", "+infinity": ".inf", "-infinity": "-.inf"}
+
+
+def _resolve(tag: str, text: str) -> int | float | bool | str | None:
+    """The value SafeLoader gives ``text`` under ``tag``; tags we do not build stay text.
+
+    Raises ValueError, KeyError or IndexError when an explicit tag does not fit the text
+    (``!!int x``, ``!!bool maybe``, ``!!int ''``).
+    """
+    build = _BUILDERS.get(tag)
+    return text if build is None else build(yaml.ScalarNode(tag, text))
+
+
+def _implicit_value(text: str, tag: str | None = None) -> int | float | bool | str | None:
+    """The value SafeLoader gives a plain scalar; text where its constructor would fail."""
+    if tag is None:
+        tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    try:
+        return _resolve(tag, text)
+    except (ValueError, KeyError, IndexError):  # "0b_", "0x_": the patterns allow them
+        return text
+
+
+def _exponent_fix(text: str) -> str:
+    mantissa, exponent = re.split("[eE]", text)
+    if "." not in mantissa:
+        mantissa += ".0"
+    elif mantissa.endswith("."):
+        mantissa += "0"
+    if exponent[0] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"
+
+
+def trap_hint(scalar: LScalar | str) -> str | None:
+    """A hint when YAML 1.1 reads this plain scalar differently than people expect, else None.
+
+    Takes an ``LScalar`` (returns its ``trap``, None unless plain and untagged) or the text of a
+    plain scalar::
+
+        trap_hint("1e-3")   # "YAML 1.1 reads 1e-3 as text, not a number; write 1.0e-3"
+        trap_hint("off")    # "YAML 1.1 reads off as the boolean false; ..."
+        trap_hint("0.001")  # None
+    """
+    if isinstance(scalar, LScalar):
+        return scalar.trap
+    text = scalar
+    value = _implicit_value(text)
+    if isinstance(value, str):
+        return _text_trap(text)
+    if isinstance(value, bool):
+        if text.lower() in _BOOL_WORDS:
+            return (f"YAML 1.1 reads {text} as the boolean {str(value).lower()}; "
+                    f"quote it ('{text}') if you meant text, or write {str(value).lower()}")
+        return None
+    if isinstance(value, int | float):
+        return _number_trap(text, value)
+    return None
+
+
+def _text_trap(text: str) -> str | None:
+    """Traps of plain scalars that resolved to text."""
+    lowered = text.lower()
+    if _EXPONENT.fullmatch(text):
+        return f"YAML 1.1 reads {text} as text, not a number; write {_exponent_fix(text)}"
+    if lowered in _BOOL_WORDS:
+        return (f"{text} is read as text here, but YAML 1.1 defines it as a boolean and other "
+                f"tools read it so; quote it ('{text}'), or write true/false")
+    if _LEADING_ZERO.fullmatch(text):
+        return (f"{text} is read as text (a leading zero means octal in YAML 1.1, and it is "
+                f"not a valid octal number); write {_without_zeros(text)} for the number")
+    if lowered in _FLOAT_WORDS:
+        return f"{text} is text in YAML; write {_FLOAT_WORDS[lowered]} for the number"
+    return None
+
+
+def _number_trap(text: str, value: int | float) -> str | None:
+    """Traps of plain scalars that resolved to numbers."""
+    if _LEADING_ZERO.fullmatch(text) and isinstance(value, int):
+        return (f"YAML 1.1 reads {text} as the octal number {value}; write "
+                f"{_without_zeros(text)} for the decimal number, or quote it if you meant text")
+    if re.fullmatch(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?", text):
+        return (f"YAML 1.1 reads {text} as the base-60 number {value!r}; "
+                f"quote it ('{text}') if you meant text")
+    if "_" in text:
+        return (f"YAML 1.1 reads {text} as {value!r}, ignoring '_', but YAML 1.2 reads it as "
+                f"text; write {value!r}")
+    return None
+
+
+def _without_zeros(text: str) -> str:
+    sign = text[0] if text[0] in "+-" else ""
+    digits = text.lstrip("+-").replace("_", "").lstrip("0")
+    return sign + (digits or "0")
+
+
+# ---------------------------------------------------------------- composing with guards
+
+class _TooDeep(Exception):
+    def __init__(self, mark: yaml.Mark) -> None:
+        super().__init__("too deep")
+        self.mark = mark
+
+
+class _GuardedLoader(yaml.SafeLoader):
+    """SafeLoader's composer, changed in three ways: anchors, aliases and foreign tags are noted
+    as problems (and neither followed nor kept), and nesting past MAX_DEPTH stops composing.
+
+    Only ``compose_node`` is replaced; scanning, parsing and resolving are PyYAML's.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.depth = 0
+        self.problems: list[tuple[yaml.Mark, str, str | None]] = []
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            self.get_event()
+            self.problems.append((event.start_mark, f"aliases (*{event.anchor}) are not "
+                                  "allowed in a spec", "write the value out again"))
+            return yaml.ScalarNode(_INVALID_TAG, "", event.start_mark, event.end_mark)
+        if event.anchor is not None:
+            self.problems.append((event.start_mark, f"anchors (&{event.anchor}) are not "
+                                  "allowed in a spec", None))
+        if event.tag is not None and event.tag not in self._allowed_tags(event):
+            self.problems.append((event.start_mark, f"the tag {_short_tag(event.tag)} is not "
+                                  "allowed in a spec", "only !!str, !!int, !!float, !!bool and "
+                                  "!!null may tag a scalar"))
+            event.tag = None  # compose it as if untagged; the problem is already reported
+        if isinstance(event, yaml.ScalarEvent):
+            node = self._compose(self.compose_scalar_node, parent, index)
+            node.explicit_tag = event.tag is not None  # only the core scalar tags get here
+            return node
+        if self.depth >= MAX_DEPTH:
+            raise _TooDeep(event.start_mark)
+        self.depth += 1
+        if isinstance(event, yaml.SequenceStartEvent):
+            node = self._compose(self.compose_sequence_node, parent, index)
+        else:
+            node = self._compose(self.compose_mapping_node, parent, index)
+        self.depth -= 1
+        return node
+
+    def _compose(self, compose, parent: yaml.Node | None, index: object) -> yaml.Node:
+        self.descend_resolver(parent, index)
+        node = compose(None)  # None: no anchor is ever registered, so no alias can resolve
+        self.ascend_resolver()
+        return node
+
+    @staticmethod
+    def _allowed_tags(event: yaml.Event) -> set[str]:
+        return _SCALAR_TAGS if isinstance(event, yaml.ScalarEvent) else set()
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+
+
+def _compose(text: str) -> tuple[yaml.Node | None, list[tuple[yaml.Mark, str, str | None]]]:
+    """The root node (None for an empty stream) and the problems noted while composing.
+
+    Raises PyYAML's errors for bad syntax and _TooDeep for too much nesting.
+    """
+    loader = _GuardedLoader(text)
+    try:
+        loader.get_event()  # stream start
+        root = None
+        if not loader.check_event(yaml.StreamEndEvent):
+            root = loader.compose_document()
+            if not loader.check_event(yaml.StreamEndEvent):
+                loader.problems.append((loader.peek_event().start_mark,
+                                        "a spec is one YAML document, but another starts here",
+                                        "remove the '---' line, or split the file"))
+        return root, loader.problems
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------- nodes -> located values
+
+class _Builder:
+    """Turns composed nodes into located values, collecting every problem on the way."""
+
+    def __init__(self, source: SourceText, text: str) -> None:
+        self.source = source
+        self.text = text
+        self.errors: list[SpecError] = []
+
+    def loc(self, node: yaml.Node) -> Loc:
+        start, end = node.start_mark, node.end_mark
+        if end is not None and end.line == start.line:
+            length = end.column - start.column
+        elif isinstance(node, yaml.ScalarNode):
+            length = len((self.source.line(start.line + 1) or "").rstrip()) - start.column
+        else:
+            length = 1
+        return self.source.loc(start.line + 1, start.column + 1, length)
+
+    def error(self, node: yaml.Node, message: str, hint: str | None = None) -> None:
+        self.errors.append(error_at(self.loc(node), message, hint))
+
+    def build(self, node: yaml.Node) -> Located:
+        # Depth is bounded by MAX_DEPTH (the loader stops past it), so recursion is safe here.
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return LSeq([self.build(item) for item in node.value], self.loc(node))
+        return self.scalar(node)
+
+    def scalar(self, node: yaml.ScalarNode) -> LScalar:
+        loc = self.loc(node)
+        raw = self.text[node.start_mark.index:node.end_mark.index]
+        style = _STYLES.get(node.style, "quoted")
+        if node.tag == _INVALID_TAG:
+            return LScalar(None, raw, style, loc)
+        if not getattr(node, "explicit_tag", False):
+            trap = trap_hint(node.value) if style == "plain" else None
+            return LScalar(_implicit_value(node.value, node.tag), raw, style, loc, trap)
+        try:
+            value = _resolve(node.tag, node.value)
+        except (ValueError, KeyError, IndexError):
+            self.error(node, f"cannot read {node.value!r} as {_short_tag(node.tag)}")
+            value = node.value
+        return LScalar(value, raw, style, loc)
+
+    def mapping(self, node: yaml.MappingNode) -> LMap:
+        result = LMap(self.loc(node))
+        for key_node, value_node in node.value:
+            value = self.build(value_node)
+            key = self.key(key_node)
+            if key is None:
+                continue
+            if key in result:
+                first = result.key_loc(key)
+                self.error(key_node, f"duplicate key {key!r} (first at line {first.line})")
+                continue
+            result.add(key, self.loc(key_node), value)
+        return result
+
+    def key(self, node: yaml.Node) -> str | None:
+        """The key's text, or None (with the problem noted) when it cannot be a spec key."""
+        if node.tag == _INVALID_TAG:
+            return None
+        if node.tag == _CORE + "merge":
+            self.error(node, "merge keys (<<) are not allowed in a spec",
+                       "write the keys out instead")
+            return None
+        key = self.build(node)
+        if isinstance(key, LScalar) and isinstance(key.value, str):
+            return key.value
+        hint = key.trap if isinstance(key, LScalar) else None
+        if hint is None and isinstance(key, LScalar) and key.raw:
+            hint = f"quote it ('{key.raw}') if you meant it as a name"
+        self.error(node, f"a key must be text, got {describe(key)}", hint)
+        return None
+
+
+# ---------------------------------------------------------------- public entry points
+
+def load_yaml(text: str, file: str = "<spec>") -> LMap:
+    """Parse spec text into a located mapping; raise SpecErrors listing every problem found."""
+    source = SourceText(text, file)
+    if len(text) > MAX_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        raise SpecErrors([source.error(1, 1, f"the spec is too large: {size:,} bytes "
+                                              f"(the limit is {MAX_BYTES:,})")])
+    try:
+        root, problems = _compose(text)
+    except yaml.reader.ReaderError as err:
+        raise SpecErrors([_reader_error(source, text, err)]) from None
+    except yaml.MarkedYAMLError as err:
+        raise SpecErrors([_syntax_error(source, err)]) from None
+    except _TooDeep as err:
+        message = f"the spec nests deeper than {MAX_DEPTH} levels"
+        raise SpecErrors([_mark_error(source, err.mark, message, word=False)]) from None
+    errors = [_mark_error(source, mark, message, hint) for mark, message, hint in problems]
+    builder = _Builder(source, text)
+    tree = builder.build(root) if root is not None else None
+    errors += builder.errors
+    if tree is None or (isinstance(tree, LScalar) and tree.value is None and not tree.raw):
+        errors.append(source.error(1, 1, "the spec is empty"))
+    elif not isinstance(tree, LMap):
+        errors.append(error_at(tree.loc, "the top level of a spec must be a mapping "
+                                         f"(key: value lines), got {describe(tree)}"))
+    if errors:
+        raise SpecErrors(errors)
+    return tree
+
+
+def load_yaml_file(path: str | os.PathLike[str]) -> LMap:
+    """Read a spec file as UTF-8 and load it; a missing file raises FileNotFoundError as is."""
+    file = os.fspath(path)
+    with open(file, "rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        source = SourceText("", file)
+        raise SpecErrors([source.error(1, 1, f"the spec is too large: over {MAX_BYTES:,} "
+                                             "bytes")])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        message = (f"the spec is not UTF-8 text (byte 0x{data[err.start]:02x} at offset "
+                   f"{err.start})")
+        raise SpecErrors([SpecError(message, file, 1, 1, hint="save the file as UTF-8")]) from None
+    return load_yaml(text, file)
+
+
+# ---------------------------------------------------------------- PyYAML errors -> SpecError
+
+_SYNTAX_HINTS = [
+    ("found character '\\t'", "indent with spaces; YAML does not allow tabs there"),
+    ("cannot start any token", "quote a value that starts with this character"),
+    ("mapping values are not allowed here", "quote a value that contains ': ', or check the "
+                                            "indentation"),
+    ("expected <block end>", "check the indentation of this line"),
+    ("could not find expected ':'", "a key needs ': ' after it; or check the indentation"),
+    ("unknown escape character", "in double quotes write \\\\ for a backslash, or use single "
+                                 "quotes"),
+]
+_TOKEN_WORDS = [("'<stream end>'", "the end of the file"), ("<stream end>", "the end of the file"),
+                ("'<block mapping start>'", "a new mapping"), ("<block end>", "the end of a block"),
+                ("'<block sequence start>'", "a new list")]
+
+
+def _syntax_error(source: SourceText, err: yaml.MarkedYAMLError) -> SpecError:
+    mark = err.problem_mark or err.context_mark
+    problem = err.problem or err.context or "malformed YAML"
+    for token, words in _TOKEN_WORDS:
+        problem = problem.replace(token, words)
+    message = f"invalid YAML: {problem}"
+    if err.problem and err.context and err.context_mark is not None:
+        message += f" ({err.context} at line {err.context_mark.line + 1})"
+    hint = next((hint for key, hint in _SYNTAX_HINTS if key in (err.problem or "")), None)
+    if mark is None:
+        return source.error(1, 1, message, hint=hint)
+    return _mark_error(source, mark, message, hint, word=False)
+
+
+def _reader_error(source: SourceText, text: str, err: yaml.reader.ReaderError) -> SpecError:
+    before = _LINE_BREAK.split(text[:err.position])
+    line, col = len(before), len(before[-1]) + 1
+    character = err.character if isinstance(err.character, int) else ord(err.character)
+    error = source.error(line, col, f"the spec contains the character U+{character:04X}, which "
+                         "YAML does not allow", hint="remove it, or write it as an escape in "
+                         "double quotes")
+    if error.source_line is not None:  # show U+FFFD instead: a lone surrogate cannot be printed
+        error.source_line = error.source_line[:col - 1] + "\ufffd" + error.source_line[col:]
+    return error
+
+
+def _mark_error(source: SourceText, mark: yaml.Mark, message: str, hint: str | None = None,
+                word: bool = True) -> SpecError:
+    """A SpecError at a PyYAML mark, underlining the word that starts there (or one character)."""
+    line = source.line(mark.line + 1) or ""
+    length = len(re.match(r"\S*", line[mark.column:]).group()) if word else 1
+    return source.error(mark.line + 1, mark.column + 1, message, length, hint)
