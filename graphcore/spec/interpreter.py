@@ -1,0 +1,350 @@
+"""The define-by-run interpreter: walk a ``Spec``'s steps over live Variables.
+
+``build_model(spec)`` creates one link per layer scope (so parameters exist, named
+``/<scope>/W``, before the first run); ``run_spec(spec, model, inputs)`` runs forward (and
+backward when the spec has a loss) and reports outputs, loss, the path taken and timings.
+Control flow is ordinary Python over live values, so every run records a fresh graph of
+exactly the path it took; that path (each ``if`` branch, each loop's trip count, each
+sequence length, with the step's position) is recorded for reports and static-mode guards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore import functions as F
+from graphcore.config import config
+from graphcore.links.link import Chain, Link
+from graphcore.registry import get_op
+from graphcore.spec import predicate as pred
+from graphcore.spec.layers import LAYERS
+from graphcore.spec.model import (
+    PREVIOUS,
+    ForEachStep,
+    IfStep,
+    OpStep,
+    RepeatStep,
+    Spec,
+    Step,
+    WhileStep,
+)
+from graphcore.spec.yaml_source import Loc
+from graphcore.variable import Variable
+
+
+@dataclass
+class PathEntry:
+    """One decision the run made: ``kind`` is if | repeat | while | for_each | example."""
+
+    kind: str
+    loc: Loc
+    detail: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "at": str(self.loc), **self.detail}
+
+
+@dataclass
+class RunResult:
+    """What one run produced. With sequence inputs (``lengths``) the graph ran once per
+    example: ``outputs`` then hold the last example's values and ``example_outputs`` all."""
+
+    outputs: dict[str, Any]
+    loss: float | None
+    path: list[PathEntry]
+    timing_ms: dict[str, float]
+    examples: int = 1
+    example_outputs: list[dict[str, Any]] = field(default_factory=list)
+    loss_variable: Variable | None = None
+
+
+class SpecModel(Chain):
+    """The parameters of a spec: one child link per layer scope, in file order."""
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__()
+        self.spec = spec
+        with self.init_scope():
+            for scope, step in _layer_scopes(spec):
+                if scope not in self._children:
+                    setattr(self, scope, LAYERS[step.op].make(step.attrs))
+
+    def layer(self, scope: str) -> Link:
+        return getattr(self, scope)
+
+
+def build_model(spec: Spec, seed: int | None = None) -> SpecModel:
+    """Create the spec's parameters (eagerly where sizes are known), seeded by the spec."""
+    with seeded(spec.seed if seed is None else seed):
+        return SpecModel(spec)
+
+
+def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
+             backward: bool = True, seed: int | None = None) -> RunResult:
+    """Run ``spec`` forward on ``inputs`` (arrays, or lists of arrays for sequence inputs) and,
+    when it has a loss and ``backward`` is set, backward; gradients land in ``model``'s
+    parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step."""
+    n = _example_count(spec, inputs)
+    model.cleargrads()
+    path: list[PathEntry] = []
+    per_example: list[dict[str, Any]] = []
+    total_loss = 0.0
+    loss_var = None
+    forward_s = backward_s = 0.0
+    with seeded((spec.seed if seed is None else seed) + 1):
+        for i in range(n):
+            example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
+            if _has_sequences(inputs):
+                lengths = {k: len(v[i]) for k, v in inputs.items() if isinstance(v, list)}
+                where = spec.inputs[next(iter(lengths))].loc if lengths else spec.loc
+                path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
+            start = time.perf_counter()
+            run = _Run(spec, model, example, path)
+            outputs, loss = run.forward()
+            forward_s += time.perf_counter() - start
+            per_example.append(outputs)
+            if loss is not None:
+                total_loss += float(loss.array) / n
+                loss_var = loss
+                if backward and loss.creator is not None:
+                    start = time.perf_counter()
+                    (loss * (1.0 / n) if n > 1 else loss).backward()
+                    backward_s += time.perf_counter() - start
+    timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+              "total": (forward_s + backward_s) * 1e3}
+    return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
+                     path=path, timing_ms=timing, examples=n, example_outputs=per_example,
+                     loss_variable=loss_var)
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Seed numpy's global generator (initializers, dropout) for a block, then restore it."""
+    state = np.random.get_state()
+    np.random.seed(seed % 2**32)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
+class _Run:
+    """One forward pass over one example."""
+
+    def __init__(self, spec: Spec, model: SpecModel, inputs: Mapping[str, Any],
+                 path: list[PathEntry]) -> None:
+        self.spec = spec
+        self.model = model
+        self.env: dict[str, Any] = dict(inputs)
+        if spec.inputs:
+            self.env[PREVIOUS] = self.env[next(iter(spec.inputs))]
+        self.path = path
+        self.loops: list[dict[str, int]] = []
+        self.produced: list[tuple[OpStep, Any]] = []  # to name the first step making NaN/Inf
+
+    def forward(self) -> tuple[dict[str, Any], Variable | None]:
+        self.steps(self.spec.graph, "")
+        loss = None
+        if self.spec.loss is not None:
+            loss = self.op(self.spec.loss, "")
+            if not isinstance(loss, Variable) or loss.size != 1:
+                shape = getattr(loss, "shape", None)
+                raise self.failure(self.spec.loss.loc, f"the loss must be one value, got an "
+                                   f"array of shape {shape}")
+            if not np.isfinite(loss.array).all():
+                raise self.nonfinite_loss()
+        outputs = {name: self.env[name] for name in self.spec.outputs}
+        return outputs, loss
+
+    # --- steps ------------------------------------------------------------------------------
+    def steps(self, steps: list[Step], suffix: str) -> None:
+        for step in steps:
+            if isinstance(step, OpStep):
+                self.op(step, suffix)
+            elif isinstance(step, IfStep):
+                self.if_(step, suffix)
+            elif isinstance(step, RepeatStep):
+                self.repeat(step, suffix)
+            elif isinstance(step, WhileStep):
+                self.while_(step, suffix)
+            else:
+                self.for_each(step, suffix)
+
+    def op(self, step: OpStep, suffix: str) -> Any:
+        args = []
+        for name in step.inputs:
+            value = self.env[name]
+            args.extend(value if isinstance(value, tuple) else (value,))
+        try:
+            if step.layer:
+                result = self.model.layer(step.name + suffix)(*args)
+            else:
+                outs = get_op(step.op)(**step.attrs).apply(args)
+                result = outs[0] if len(outs) == 1 else tuple(outs)
+        except (errors.ShapeError, errors.DTypeError, ValueError, TypeError) as e:
+            raise self.failure(step.loc, f"{step.op}: {e}") from e
+        self.env[PREVIOUS] = result
+        if step.to:
+            self.env[step.to] = result
+        self.produced.append((step, result))
+        return result
+
+    def if_(self, step: IfStep, suffix: str) -> None:
+        taken = step.resolved
+        if taken is None:
+            taken = self.predicate(step.predicate, step.predicate_loc)
+        self.path.append(PathEntry("if", step.loc, {
+            "branch": "then" if taken else "else", "predicate": str(step.predicate),
+            "at_load": step.resolved is not None}))
+        self.steps(step.then if taken else step.otherwise, suffix)
+
+    def repeat(self, step: RepeatStep, suffix: str) -> None:
+        self.path.append(PathEntry("repeat", step.loc, {"trips": step.count}))
+        for i in range(step.count):
+            self.loops.append({"i": i})
+            self.steps(step.body, f"{suffix}_{i}" if step.unroll else suffix)
+            self.loops.pop()
+
+    def while_(self, step: WhileStep, suffix: str) -> None:
+        trips = 0
+        while True:
+            self.loops.append({"i": trips})
+            holds = self.predicate(step.predicate, step.predicate_loc)
+            if not holds:
+                self.loops.pop()
+                break
+            if trips == step.max_iters:
+                self.loops.pop()
+                if step.on_limit == "error":
+                    raise self.failure(step.loc, f"while loop reached max_iters "
+                                       f"({step.max_iters}) and '{step.predicate}' still holds")
+                break
+            self.steps(step.body, suffix)
+            self.loops.pop()
+            trips += 1
+        self.path.append(PathEntry("while", step.loc, {
+            "trips": trips, "limit_reached": trips == step.max_iters}))
+
+    def for_each(self, step: ForEachStep, suffix: str) -> None:
+        seq = self.env[step.sequence]
+        if getattr(seq, "ndim", 0) < 1:
+            raise self.failure(step.loc, f"for_each needs a value with a time axis, "
+                               f"'{step.sequence}' has shape {getattr(seq, 'shape', None)}")
+        length = seq.shape[0]
+        dtype = seq.dtype if seq.dtype.kind == "f" else config.dtype
+        shapes = {}
+        for carry in step.carry:
+            if carry.fill == "value":
+                value = self.env[carry.value]
+            else:
+                value = (np.zeros if carry.fill == "zeros" else np.ones)(carry.shape, dtype)
+            self.env[carry.name] = value
+            shapes[carry.name] = value.shape
+        collected = []
+        for t in range(length):
+            self.loops.append({"i": t, "t": t})
+            self.env[step.item] = seq[t]
+            self.env[PREVIOUS] = self.env[step.item]
+            self.steps(step.body, suffix)
+            for carry in step.carry:
+                now = getattr(self.env[carry.name], "shape", None)
+                if now != shapes[carry.name]:
+                    raise self.failure(carry.loc, f"carry '{carry.name}' must keep its shape "
+                                       f"{shapes[carry.name]}, but step {t} made it {now}")
+            if step.collect:
+                collected.append(self.env[step.collect])
+            self.loops.pop()
+        self.path.append(PathEntry("for_each", step.loc, {"length": length}))
+        if step.collect and collected:
+            stacked = F.stack(collected, axis=0)
+            self.env[PREVIOUS] = stacked
+            if step.to:
+                self.env[step.to] = stacked
+
+    # --- helpers ----------------------------------------------------------------------------
+    def predicate(self, predicate: pred.Predicate, loc: Loc) -> bool:
+        try:
+            return predicate.evaluate_bool(_PredicateScope(self.env, self.spec.params,
+                                                           self.loops))
+        except pred.PredicateError as e:
+            at = Loc(loc.file, loc.line, loc.col + e.column - 1, e.length, loc.source)
+            raise self.failure(at, e.message) from e
+
+    def failure(self, loc: Loc, message: str) -> errors.SpecRuntimeError:
+        line = loc.source.line(loc.line) if loc.source is not None else None
+        return errors.SpecRuntimeError(message, loc.file, loc.line, loc.col, line, loc.length)
+
+    def nonfinite_loss(self) -> errors.SpecRuntimeError:
+        for step, value in self.produced:
+            values = value if isinstance(value, tuple) else (value,)
+            for v in values:
+                array = v.array if isinstance(v, Variable) else np.asarray(v)
+                if array.dtype.kind == "f" and not np.isfinite(array).all():
+                    return self.failure(step.loc, f"{step.op} produced NaN or Inf, which "
+                                        "reached the loss")
+        return self.failure(self.spec.loss.loc, "the loss is NaN or Inf")
+
+
+class _PredicateScope(Mapping):
+    """Names a predicate may read: values, ``params.k`` and ``loop.i`` / ``loop.t``."""
+
+    def __init__(self, env: dict[str, Any], params: dict[str, Any],
+                 loops: list[dict[str, int]]) -> None:
+        self.env = env
+        self.params = params
+        self.loop = loops[-1] if loops else {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key.startswith("params."):
+            return self.params[key[7:]]
+        if key.startswith("loop."):
+            return self.loop[key[5:]]
+        return self.env[key]
+
+    def __iter__(self):
+        yield from self.env
+        yield from (f"params.{k}" for k in self.params)
+        yield from (f"loop.{k}" for k in self.loop)
+
+    def __len__(self) -> int:
+        return len(self.env) + len(self.params) + len(self.loop)
+
+
+def _layer_scopes(spec: Spec) -> Iterator[tuple[str, OpStep]]:
+    """Every layer scope name the spec can use, with its step (unrolled repeats expanded)."""
+
+    def walk(steps: list[Step], suffix: str):
+        for step in steps:
+            if isinstance(step, OpStep):
+                if step.layer:
+                    yield step.name + suffix, step
+            elif isinstance(step, IfStep):
+                yield from walk(step.then, suffix)
+                yield from walk(step.otherwise, suffix)
+            elif isinstance(step, RepeatStep) and step.unroll:
+                for i in range(step.count):
+                    yield from walk(step.body, f"{suffix}_{i}")
+            else:
+                yield from walk(step.body, suffix)
+
+    yield from walk(spec.graph + ([spec.loss] if spec.loss else []), "")
+
+
+def _has_sequences(inputs: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, list) for v in inputs.values())
+
+
+def _example_count(spec: Spec, inputs: Mapping[str, Any]) -> int:
+    counts = {k: len(v) for k, v in inputs.items() if isinstance(v, list)}
+    if len(set(counts.values())) > 1:
+        raise errors.SpecRuntimeError(
+            f"sequence inputs disagree on the number of examples: {counts}", spec.file,
+            spec.loc.line if spec.loc else 0, spec.loc.col if spec.loc else 0)
+    return next(iter(counts.values()), 1)
