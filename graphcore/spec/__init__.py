@@ -16,15 +16,22 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 from graphcore.spec.inputs import input_rng, make_inputs
-from graphcore.spec.interpreter import PathEntry, RunResult, SpecModel, build_model, run_spec
+from graphcore.spec.interpreter import (
+    PathEntry,
+    RunResult,
+    SpecModel,
+    build_model,
+    loss_function,
+    run_spec,
+)
 from graphcore.spec.layers import LAYERS
 from graphcore.spec.loader import DEFAULT_MAX_ELEMENTS, load_spec_file, load_spec_text
 from graphcore.spec.model import Spec
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS", "LAYERS", "PathEntry", "RunResult", "Spec", "SpecModel",
-    "build_model", "input_rng", "load_spec_file", "load_spec_text", "make_inputs", "run",
-    "run_spec",
+    "build_model", "input_rng", "load_spec_file", "load_spec_text", "loss_function",
+    "make_inputs", "run", "run_spec",
 ]
 
 

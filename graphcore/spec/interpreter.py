@@ -124,6 +124,22 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                      loss_variable=loss_var)
 
 
+def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Variable:
+    """The spec's loss as one Variable (the mean over examples for sequence inputs), with its
+    whole graph: what gradient checks differentiate. Records no path and runs no backward."""
+    if spec.loss is None:
+        raise errors.SpecRuntimeError("the spec has no loss to differentiate", spec.file,
+                                      spec.loc.line if spec.loc else 0,
+                                      spec.loc.col if spec.loc else 0)
+    n = _example_count(spec, inputs)
+    total = None
+    for i in range(n):
+        example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
+        _, loss = _Run(spec, model, example, []).forward()
+        total = loss if total is None else total + loss
+    return total * (1.0 / n) if n > 1 else total
+
+
 @contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """Seed numpy's global generator (initializers, dropout) for a block, then restore it."""
