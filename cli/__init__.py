@@ -1,4 +1,6 @@
 """The ``graphtool`` command line (Typer + Rich), thin over ``graphcore``.
 
-Commands arrive with the CLI issue; the package exists now so the project layout is final.
+Each command (``cli/commands/<name>.py``) parses its options, calls one library function and
+renders the result; ``output.py`` decides human vs JSON output, ``errors.py`` maps library
+errors to messages and exit codes, ``files.py`` writes artifacts atomically.
 """

@@ -106,3 +106,12 @@ class SpecRuntimeError(GraphcoreError, RuntimeError):
             lines.append("    " + self.source_line.rstrip("\n"))
             lines.append("    " + " " * (self.col - 1) + "^" + "~" * (self.length - 1))
         return "\n".join(lines)
+
+
+class RendererUnavailable(GraphcoreError, RuntimeError):
+    """No program that turns DOT into an image was found (neither Graphviz ``dot`` nor the
+    ``graphviz-pure`` package)."""
+
+
+class RenderError(GraphcoreError, RuntimeError):
+    """The DOT renderer ran but failed; the message carries its own error output."""

@@ -111,7 +111,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
             forward_s += time.perf_counter() - start
             per_example.append(outputs)
             if loss is not None:
-                total_loss += float(loss.array) / n
+                total_loss += float(loss.array.item()) / n  # size 1, any ndim
                 loss_var = loss
                 if backward and loss.creator is not None:
                     start = time.perf_counter()
@@ -163,7 +163,11 @@ class _Run:
             self.env[PREVIOUS] = self.env[next(iter(spec.inputs))]
         self.path = path
         self.loops: list[dict[str, int]] = []
-        self.produced: list[tuple[OpStep, Any]] = []  # to name the first step making NaN/Inf
+        # The loop bodies being run, outermost first: (loop step, iteration index).
+        self.enclosing: list[tuple[Step, int]] = []
+        # Per op run: (step, result, its inputs, a copy of ``enclosing``). It names the first
+        # step making NaN/Inf, and drawings (spec.drawing) group loop bodies with it.
+        self.produced: list[tuple[OpStep, Any, tuple, tuple]] = []
 
     def forward(self) -> tuple[dict[str, Any], Variable | None]:
         self.steps(self.spec.graph, "")
@@ -204,12 +208,12 @@ class _Run:
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
-        except (errors.ShapeError, errors.DTypeError, ValueError, TypeError) as e:
+        except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError) as e:
             raise self.failure(step.loc, f"{step.op}: {e}") from e
         self.env[PREVIOUS] = result
         if step.to:
             self.env[step.to] = result
-        self.produced.append((step, result))
+        self.produced.append((step, result, tuple(args), tuple(self.enclosing)))
         return result
 
     def if_(self, step: IfStep, suffix: str) -> None:
@@ -225,7 +229,8 @@ class _Run:
         self.path.append(PathEntry("repeat", step.loc, {"trips": step.count}))
         for i in range(step.count):
             self.loops.append({"i": i})
-            self.steps(step.body, f"{suffix}_{i}" if step.unroll else suffix)
+            with self.inside(step, i):
+                self.steps(step.body, f"{suffix}_{i}" if step.unroll else suffix)
             self.loops.pop()
 
     def while_(self, step: WhileStep, suffix: str) -> None:
@@ -242,7 +247,8 @@ class _Run:
                     raise self.failure(step.loc, f"while loop reached max_iters "
                                        f"({step.max_iters}) and '{step.predicate}' still holds")
                 break
-            self.steps(step.body, suffix)
+            with self.inside(step, trips):
+                self.steps(step.body, suffix)
             self.loops.pop()
             trips += 1
         self.path.append(PathEntry("while", step.loc, {
@@ -268,7 +274,8 @@ class _Run:
             self.loops.append({"i": t, "t": t})
             self.env[step.item] = seq[t]
             self.env[PREVIOUS] = self.env[step.item]
-            self.steps(step.body, suffix)
+            with self.inside(step, t):
+                self.steps(step.body, suffix)
             for carry in step.carry:
                 now = getattr(self.env[carry.name], "shape", None)
                 if now != shapes[carry.name]:
@@ -285,6 +292,15 @@ class _Run:
                 self.env[step.to] = stacked
 
     # --- helpers ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def inside(self, loop: Step, index: int) -> Iterator[None]:
+        """Run a block as iteration ``index`` of ``loop`` (recorded with each op it runs)."""
+        self.enclosing.append((loop, index))
+        try:
+            yield
+        finally:
+            self.enclosing.pop()
+
     def predicate(self, predicate: pred.Predicate, loc: Loc) -> bool:
         try:
             return predicate.evaluate_bool(_PredicateScope(self.env, self.spec.params,
@@ -298,7 +314,7 @@ class _Run:
         return errors.SpecRuntimeError(message, loc.file, loc.line, loc.col, line, loc.length)
 
     def nonfinite_loss(self) -> errors.SpecRuntimeError:
-        for step, value in self.produced:
+        for step, value, _, _ in self.produced:
             values = value if isinstance(value, tuple) else (value,)
             for v in values:
                 array = v.array if isinstance(v, Variable) else np.asarray(v)

@@ -1,0 +1,243 @@
+"""Time specs: forward, backward and total time (median and spread) per mode and batch size,
+peak memory, and with --profile the time each op took."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from cli import files, output, specs
+from cli.errors import USAGE, CliError, command
+from graphcore.spec.bench import FIELDS, MODES, BenchOptionError, BenchResult, bench_specs
+
+SCHEMA_VERSION = 1
+
+
+class Format(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+@command
+def bench(
+    spec_paths: list[str] = typer.Argument(..., metavar="SPEC",
+                                           help="Spec files (- reads one from stdin)."),
+    modes: str = typer.Option("dynamic", "--modes",
+                              help=f"Comma-separated modes (available: {', '.join(MODES)})."),
+    repeat: int = typer.Option(10, "--repeat", min=1, help="Timed iterations."),
+    warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed iterations first."),
+    batch: str | None = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,32,256: the "
+                                     "leading axis of every generated input."),
+    profile: bool = typer.Option(False, "--profile", help="Add a per-op time table."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
+    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
+    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
+) -> None:
+    if json_out and fmt not in (None, Format.json):
+        raise CliError(f"--json and --format {fmt.value} ask for two formats; pick one", USAGE)
+    fmt = Format.json if json_out else (fmt or Format.table)
+    mode_list = _parse_modes(modes)
+    batches = _parse_batches(batch)
+    if spec_paths.count(specs.STDIN) > 1:
+        raise CliError("stdin can carry only one spec", USAGE)
+    loaded = [specs.load(path) for path in spec_paths]
+    with _progress_bar(quiet) as progress:
+        try:
+            results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,
+                                  progress)
+        except BenchOptionError as e:
+            raise CliError(str(e), USAGE, hint="without --batch each spec keeps its own "
+                           "shapes") from None
+    written = []
+    for name in dict.fromkeys(r.spec for r in results):  # each spec's artifacts, in order
+        mine = [r for r in results if r.spec == name]
+        folder = files.artifact_dir(out_dir, name)
+        written += [files.write_text(folder / "bench.json", output.to_json(_document(mine))),
+                    files.write_text(folder / "bench.csv", _csv(mine)),
+                    files.write_text(folder / "bench.txt", _plain_text(mine))]
+    if fmt is Format.json:
+        output.emit_json(_document(results))
+    elif fmt is Format.csv:
+        sys.stdout.write(_csv(results))
+    else:
+        _render(results, output.stdout_console())
+    output.wrote(written, quiet)
+
+
+# --- options --------------------------------------------------------------------------------
+def _parse_modes(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise CliError("--modes needs at least one mode", USAGE)
+    for name in names:
+        if name not in MODES:
+            raise CliError(f"unknown mode '{name}' in --modes (available: "
+                           f"{', '.join(MODES)})", USAGE)
+    if len(set(names)) != len(names):
+        raise CliError(f"--modes lists a mode twice: {text}", USAGE)
+    return names
+
+
+def _parse_batches(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    sizes = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item.isdigit() or int(item) < 1:
+            raise CliError(f"--batch expects positive integers separated by commas, got "
+                           f"{text!r}", USAGE)
+        sizes.append(int(item))
+    if len(set(sizes)) != len(sizes):
+        raise CliError(f"--batch lists a size twice: {text}", USAGE)
+    return sizes
+
+
+@contextmanager
+def _progress_bar(quiet: bool) -> Iterator[Any]:
+    """A Rich bar on stderr when it is a terminal (and not --quiet); else no callback."""
+    console = output.stderr_console()
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   console=console, transient=True)
+    task = bar.add_task("bench", total=None)
+    with bar:
+        yield lambda done, total, what: bar.update(task, completed=done, total=total,
+                                                   description=what)
+
+
+# --- documents ------------------------------------------------------------------------------
+def _document(results: Sequence[BenchResult]) -> dict[str, Any]:
+    seeds = {r.seed for r in results}
+    first = results[0]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "specs": list(dict.fromkeys(r.spec for r in results)),
+        "seed": seeds.pop() if len(seeds) == 1 else None,
+        "modes": list(dict.fromkeys(r.mode for r in results)),
+        "batches": list(dict.fromkeys(r.batch for r in results)),
+        "repeat": first.repeat,
+        "warmup": first.warmup,
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def _csv(results: Sequence[BenchResult]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(FIELDS)
+    for r in results:
+        row = r.to_dict()
+        writer.writerow(["" if row[k] is None else row[k] for k in FIELDS])
+    return buffer.getvalue()
+
+
+# --- tables ---------------------------------------------------------------------------------
+def _render(results: Sequence[BenchResult], console: Console) -> None:
+    output.show(console, _timing_table(results, console))
+    for r in results:
+        if r.profile is not None:
+            output.show(console, _profile_table(r, console))
+
+
+def _plain_text(results: Sequence[BenchResult]) -> str:
+    """The tables as ``_render`` draws them off a terminal: plain aligned text."""
+    console = Console(file=io.StringIO(), width=1000, highlight=False, color_system=None,
+                      force_terminal=False)
+    _render(results, console)
+    return console.file.getvalue()
+
+
+def _timing_table(results: Sequence[BenchResult], console: Console):
+    """Medians per iteration in ms; ``range`` is min..max of the total (JSON and CSV add the
+    IQR and each phase's range). On a terminal too narrow for every column, the columns that
+    say nothing here (one mode: mode and speedup; nothing compiled: compile) are left out."""
+    rows = [r.to_dict() for r in results]
+    columns = {
+        "spec": lambda d: d["spec"],
+        "mode": lambda d: d["mode"],
+        "batch": lambda d: _or_dash(d["batch"]),
+        "median": lambda d: _ms(d["median_ms"]),
+        "forward": lambda d: _ms(d["forward_median_ms"]),
+        "backward": lambda d: _ms(d["backward_median_ms"]),
+        "range": lambda d: f"{_ms(d['min_ms'])}..{_ms(d['max_ms'])}",
+        "compile": lambda d: _or_dash(d["compile_ms"], _ms),
+        "speedup": lambda d: _or_dash(d["speedup"], lambda s: f"{s:.2f}x"),
+        "peak mem": lambda d: _bytes(d["peak_memory_bytes"]),
+    }
+    title = (f"ms per iteration, median of {results[0].repeat} after {results[0].warmup} "
+             "warm-up")
+    t = _table(columns, rows, title, console)
+    natural = console.measure(t, options=console.options.update_width(10_000)).maximum
+    if console.is_terminal and natural > console.width:
+        one_mode = len({d["mode"] for d in rows}) == 1
+        idle = {"mode": one_mode, "speedup": one_mode,
+                "compile": all(d["compile_ms"] is None for d in rows)}
+        kept = {k: f for k, f in columns.items() if not idle.get(k)}
+        t = _table(kept, rows, title + (f", mode {rows[0]['mode']}" if one_mode else ""),
+                   console)
+    return t
+
+
+def _table(columns: dict[str, Any], rows: list[dict[str, Any]], title: str, console: Console):
+    t = output.table(*columns, title=title, console=console)
+    for d in rows:
+        t.add_row(*(cell(d) for cell in columns.values()))
+    t.columns[0].no_wrap = True
+    for column in t.columns[1:]:
+        column.justify = "right"
+        column.no_wrap = True
+    return t
+
+
+def _profile_table(r: BenchResult, console: Console):
+    """Chainer's TimerHook report: per op, calls and self time (forward, backward, total)."""
+    batch = "" if r.batch is None else f" batch {r.batch}"
+    report = r.profile
+    t = output.table("op", "calls", "bwd calls", "forward", "backward", "total", "share",
+                     title=f"ops of {r.spec} {r.mode}{batch}, ms over {r.repeat} iterations "
+                           f"({report.total_ms:.3f} ms in ops)", console=console)
+    for op in report.rows():
+        t.add_row(op.op, str(op.calls), str(op.backward_calls), _ms(op.forward_ms),
+                  _ms(op.backward_ms), _ms(op.total_ms), f"{100 * report.share(op.op):.1f}%")
+    t.columns[0].no_wrap = True
+    for column in t.columns[1:]:
+        column.justify = "right"
+        column.no_wrap = True
+    return t
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _or_dash(value: Any, fmt=str) -> str:
+    return "-" if value is None else fmt(value)
+
+
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    if n < 1024:
+        return f"{n} B"
+    size = n / 1024
+    for unit in ("KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"

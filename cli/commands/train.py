@@ -1,0 +1,115 @@
+"""Train a spec's parameters: N optimizer steps over (mini-batches of) its data; print a loss
+table, write outputs/<name>/train.csv and, with --save, the parameters for `run --params`.
+Exit 2 when --batch-size does not fit the data, 1 when the spec has no loss."""
+
+# A batch size larger than the data (or a spec whose inputs have no batch axis) is a usage
+# error, exit 2, not 65: the spec and its data are fine, the option does not fit them.
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cli import files, output, specs
+from cli.errors import USAGE, CliError, command
+from cli.options import Mode
+from graphcore import serializers
+from graphcore.spec.training import TrainingOptionError, TrainResult, train_spec
+
+TABLE_ROWS = 10  # the loss table shows about this many steps: the first, every k-th, the last
+
+
+
+class OptimizerName(StrEnum):
+    sgd = "sgd"
+    momentum = "momentum"
+    adam = "adam"
+
+
+@command
+def train(
+    spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
+    steps: int = typer.Option(100, "--steps", min=1, help="Optimizer steps."),
+    optimizer: OptimizerName = typer.Option(OptimizerName.adam, "--optimizer",
+                                            help="Update rule."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: "
+                                    "sgd/momentum 0.01, adam 0.001)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=1,
+                                          help="Examples per step (default: all the data)."),
+    mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode."),
+    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
+    sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
+    inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    save: Path | None = typer.Option(None, "--save", help="Save the trained parameters (.npz)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages or progress on stderr."),
+) -> None:
+    overrides = specs.parse_inputs(inputs)
+    if spec == specs.STDIN and specs.STDIN in overrides.values():
+        raise CliError("stdin cannot carry both the spec and an input", USAGE)
+    loaded = specs.load(spec, sets)
+    with _progress(steps, quiet) as on_step:
+        try:
+            result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,
+                                batch_size=batch_size, seed=seed, input_overrides=overrides,
+                                on_step=on_step)
+        except TrainingOptionError as e:
+            raise CliError(str(e), USAGE) from None
+    folder = files.artifact_dir(out_dir, loaded.name)
+    written = [files.write_text(folder / "train.csv", _csv(result.losses))]
+    if save is not None:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        serializers.save_npz(save, result.model)  # atomic: a temporary file, then a rename
+        written.append(str(save))
+    document = result.to_dict(mode.value)
+    if json_out:
+        output.emit_json(document)
+    else:
+        _render(result, mode.value)
+    output.wrote(written, quiet)
+
+
+def _csv(losses: list[float]) -> str:
+    return "step,loss\n" + "".join(f"{i},{loss!r}\n" for i, loss in enumerate(losses, 1))
+
+
+def table_steps(steps: int, rows: int = TABLE_ROWS) -> list[int]:
+    """The steps the loss table shows: 1, every k-th, and the last."""
+    every = max(1, steps // rows)
+    return sorted({1, steps, *range(every, steps + 1, every)})
+
+
+@contextlib.contextmanager
+def _progress(steps: int, quiet: bool) -> Iterator[Callable[[int, float], None] | None]:
+    """A Rich progress bar on stderr when it is a terminal (and not --quiet), else nothing."""
+    console = output.stderr_console()
+    if quiet or not console.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("train"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("train", total=steps, loss="-")
+
+        def on_step(step: int, loss: float) -> None:
+            progress.update(task, completed=step, loss=f"{loss:.6g}")
+
+        yield on_step
+
+
+def _render(result: TrainResult, mode: str) -> None:
+    console = output.stdout_console()
+    batch = "all" if result.batch_size is None else str(result.batch_size)
+    console.print(f"{result.spec.name}  mode {mode}  seed {result.seed}  "
+                  f"{result.optimizer} lr {result.lr:g}  {result.steps} steps  batch {batch}")
+    t = output.table("step", "loss", console=console)
+    for step in table_steps(result.steps):
+        t.add_row(str(step), f"{result.losses[step - 1]:.6g}")
+    output.show(console, t)
+    console.print(f"final loss {result.final_loss:.6g} (all the data, trained parameters)")

@@ -1,0 +1,77 @@
+"""Where output goes: data on stdout, messages and progress on stderr.
+
+Human output is Rich, with colour and box drawing only on a terminal (and no colour under
+``NO_COLOR``); ``--json`` prints exactly one JSON document with sorted keys.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+
+def stdout_console() -> Console:
+    return _console(sys.stdout)
+
+
+def stderr_console() -> Console:
+    return _console(sys.stderr)
+
+
+def _console(file) -> Console:
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    if not console.is_terminal:  # a pipe or a file: never wrap tables to 80 columns
+        console = Console(file=file, highlight=False, soft_wrap=True, width=1000)
+    return console
+
+
+def table(*columns: str, title: str | None = None, console: Console | None = None) -> Table:
+    """A table that draws boxes on a terminal and plain aligned columns elsewhere."""
+    console = console or stdout_console()
+    t = Table(*columns, title=title, box=box.SIMPLE_HEAD if console.is_terminal else None,
+              show_edge=False, pad_edge=False, title_justify="left")
+    return t
+
+
+def emit_json(document: dict[str, Any]) -> None:
+    """Print one JSON document (sorted keys) and a newline to stdout."""
+    sys.stdout.write(json.dumps(document, sort_keys=True, indent=2, allow_nan=False,
+                                default=_plain) + "\n")
+    sys.stdout.flush()
+
+
+def to_json(document: dict[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False, default=_plain) + "\n"
+
+
+def note(message: str, quiet: bool = False) -> None:
+    """A message for people, on stderr."""
+    if not quiet:
+        print(message, file=sys.stderr, flush=True)
+
+
+def wrote(paths: list[str], quiet: bool = False) -> None:
+    for path in paths:
+        note(f"wrote {path}", quiet)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def show(console: Console, renderable: Any) -> None:
+    """Print ``renderable``; off a terminal, without the trailing spaces Rich pads with."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    with console.capture() as captured:
+        console.print(renderable)
+    text = "\n".join(line.rstrip() for line in captured.get().splitlines())
+    console.file.write(text + "\n")

@@ -1,0 +1,30 @@
+"""Reading the SPEC argument: a path, or ``-`` for a spec on stdin (paths in it are then
+relative to the working directory)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from cli.errors import USAGE, CliError
+from graphcore.spec import Spec, load_spec_file, load_spec_text
+
+STDIN = "-"
+
+
+def load(spec: str, sets: Sequence[str] = ()) -> Spec:
+    if spec == STDIN:
+        text = sys.stdin.read()
+        return load_spec_text(text, "<stdin>", ".", sets, default_name="stdin")
+    return load_spec_file(spec, sets)
+
+
+def parse_inputs(items: Sequence[str]) -> dict[str, str]:
+    """``--input name=PATH`` (or ``name=-``) options as a mapping."""
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise CliError(f"--input expects NAME=PATH or NAME=-, got {item!r}", USAGE)
+        out[name] = path
+    return out

@@ -1,0 +1,96 @@
+"""What ``graphtool run`` reports, as plain data: one run of a spec, summarized.
+
+``run_report`` loads parameters if asked, runs the spec once (forward, and backward when it has
+a loss) and returns a ``RunReport`` whose ``to_dict()`` is the documented JSON document
+(apart from the ``schema_version`` the CLI adds). Arrays are summarized, never dumped; the
+full arrays go to ``arrays()`` for ``-o arrays.npz``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from graphcore import serializers
+from graphcore.spec.interpreter import RunResult, SpecModel, build_model
+from graphcore.spec.model import Spec
+from graphcore.variable import Variable
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class RunReport:
+    spec: Spec
+    seed: int
+    mode: str
+    result: RunResult
+    model: SpecModel
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        return {name: summarize(value) for name, value in self.result.outputs.items()}
+
+    def grads(self) -> dict[str, float]:
+        """Gradient norm of each parameter that received one, keyed ``l1/W``."""
+        return {name.lstrip("/"): float(np.linalg.norm(p.grad))
+                for name, p in self.model.namedparams() if p.grad is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "spec": self.spec.name,
+            "seed": self.seed,
+            "mode": self.mode,
+            "loss": self.result.loss,
+            "outputs": self.outputs(),
+            "grads": self.grads(),
+            "path": [entry.to_dict() for entry in self.result.path],
+            "examples": self.result.examples,
+            "timing_ms": {k: round(v, 3) for k, v in self.result.timing_ms.items()},
+        }
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Outputs by value name, ``loss``, and ``grad/<param key>``, for an .npz file."""
+        out = {}
+        for name, value in self.result.outputs.items():
+            values = value if isinstance(value, tuple) else (value,)
+            for i, v in enumerate(values):
+                key = name if len(values) == 1 else f"{name}/{i}"
+                out[key] = np.asarray(v.array if isinstance(v, Variable) else v)
+        if self.result.loss is not None:
+            out["loss"] = np.asarray(self.result.loss)
+        for name, p in self.model.namedparams():
+            if p.grad is not None:
+                out[f"grad/{name.lstrip('/')}"] = p.grad
+        return out
+
+
+def summarize(value: Any) -> dict[str, Any]:
+    """Shape, dtype and statistics of a value (a tuple of values summarizes each)."""
+    if isinstance(value, tuple):
+        return {"parts": [summarize(v) for v in value]}
+    array = np.asarray(value.array if isinstance(value, Variable) else value)
+    stats: dict[str, Any] = {"shape": list(array.shape), "dtype": str(array.dtype)}
+    if array.size and array.dtype.kind in "fiub":
+        data = array.astype(np.float64)
+        stats.update(mean=float(data.mean()), std=float(data.std()), min=float(data.min()),
+                     max=float(data.max()))
+    return stats
+
+
+def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None = None,
+               input_overrides: Mapping[str, str] | None = None,
+               stdin: BinaryIO | None = None, mode: str = "dynamic") -> RunReport:
+    """Run ``spec`` once (loading ``params_file`` first when given) and report it."""
+    from graphcore.spec import make_inputs, run_spec
+
+    seed = spec.seed if seed is None else seed
+    model = build_model(spec, seed)
+    inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    if params_file is not None:
+        serializers.load_npz(params_file, model)
+    result = run_spec(spec, model, inputs, seed=seed)
+    return RunReport(spec, seed, mode, result, model)

@@ -1,0 +1,129 @@
+"""`graphtool train`: lowers the loss, writes train.csv and --save params that `run --params`
+loads; a batch size larger than the data is a usage error (exit 2), as is a bad option."""
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from cli import output
+from cli.app import app
+from cli.commands.train import table_steps
+
+SPECS = Path(__file__).resolve().parents[2] / "specs"
+runner = CliRunner()
+
+
+def train(*args):
+    return runner.invoke(app, ["train", *map(str, args)])
+
+
+@pytest.mark.parametrize("name", ["residual_mlp", "csv_classifier"])
+def test_train_lowers_the_loss(name, tmp_path):
+    result = train(SPECS / f"{name}.yaml", "--steps", 30, "--optimizer", "adam", "--lr", 0.01,
+                   "--json", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"schema_version", "spec", "seed", "mode", "optimizer", "lr", "steps",
+                        "batch_size", "losses", "final_loss"}
+    assert (doc["spec"], doc["seed"], doc["mode"], doc["optimizer"], doc["lr"], doc["steps"]) \
+        == (name, 0, "dynamic", "adam", 0.01, 30)
+    assert len(doc["losses"]) == 30
+    assert doc["final_loss"] < doc["losses"][0] and doc["losses"][-1] < doc["losses"][0]
+    csv = tmp_path / name / "train.csv"
+    assert result.stderr == f"wrote {csv}\n"  # off a terminal: no progress bar
+    lines = csv.read_text().splitlines()
+    assert lines[0] == "step,loss" and len(lines) == 31
+    rows = [line.split(",") for line in lines[1:]]
+    assert [int(step) for step, _ in rows] == list(range(1, 31))
+    assert [float(loss) for _, loss in rows] == doc["losses"]
+
+
+def test_human_output_is_a_loss_table(tmp_path):
+    result = train(SPECS / "residual_mlp.yaml", "--steps", 25, "--optimizer", "sgd",
+                   "--batch-size", 4, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "residual_mlp  mode dynamic  seed 0  sgd lr 0.01  25 steps  batch 4"
+    assert lines[1].split() == ["step", "loss"]
+    steps = [int(line.split()[0]) for line in lines[2:-1]]
+    assert steps == table_steps(25) == [1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 25]
+    assert lines[-1].startswith("final loss ")
+
+
+def test_save_then_run_params_reproduces_the_trained_loss(tmp_path):
+    params = tmp_path / "nested" / "params.npz"
+    trained = train(SPECS / "residual_mlp.yaml", "--steps", 10, "--save", params, "--json",
+                    "--out-dir", tmp_path)
+    assert trained.exit_code == 0, trained.stderr
+    assert f"wrote {params}" in trained.stderr
+    assert set(np.load(params).files) == {f"{layer}/{p}" for layer in
+                                          ("inp", "block1", "block2", "out") for p in "Wb"}
+    assert not [p for p in params.parent.iterdir() if p.name != "params.npz"]  # no temp files
+    ran = runner.invoke(app, ["run", str(SPECS / "residual_mlp.yaml"), "--params", str(params),
+                              "--json", "--out-dir", str(tmp_path)])
+    assert ran.exit_code == 0, ran.stderr
+    assert json.loads(ran.stdout)["loss"] == pytest.approx(
+        json.loads(trained.stdout)["final_loss"], rel=1e-6)
+
+
+def test_batch_size_larger_than_the_data_is_a_usage_error(tmp_path):
+    result = train(SPECS / "residual_mlp.yaml", "--batch-size", 9, "--out-dir", tmp_path)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == ("error: batch size 9 is larger than the data: 8 rows along the "
+                             "leading axis of x, t\n")
+    assert not (tmp_path / "residual_mlp").exists()
+
+
+@pytest.mark.parametrize("args", [["--optimizer", "rmsprop"], ["--lr", "0"], ["--steps", "0"],
+                                  ["--batch-size", "0"], ["--input", "nonsense"]])
+def test_bad_options_exit_2(args, tmp_path):
+    result = train(SPECS / "seed_static.yaml", *args, "--out-dir", tmp_path)
+    assert result.exit_code == 2, result.stderr
+    assert result.stdout == "" and "Traceback" not in result.stderr
+
+
+def test_spec_failures_have_their_exit_codes(tmp_path):
+    assert train(tmp_path / "missing.yaml").exit_code == 66
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("graphtool: 1\ninputs: {x: {zeros: [2, 3]}}\ngraph: [rellu]\n"
+                   "loss: {op: sum}\n")
+    result = train(bad, "--out-dir", tmp_path)
+    assert result.exit_code == 65 and "did you mean 'relu'" in result.stderr
+    no_loss = tmp_path / "no_loss.yaml"
+    no_loss.write_text("graphtool: 1\ninputs: {x: {zeros: [2, 3]}}\ngraph: [relu]\n")
+    result = train(no_loss, "--out-dir", tmp_path)
+    assert result.exit_code == 1 and "has no loss" in result.stderr
+
+
+def test_quiet_and_stdin_spec(tmp_path):
+    text = (SPECS / "seed_static.yaml").read_text()
+    result = runner.invoke(app, ["train", "-", "--steps", "3", "-q", "--json", "--out-dir",
+                                 str(tmp_path)], input=text)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["spec"] == "seed_static"
+    assert (tmp_path / "seed_static" / "train.csv").exists()
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch, tmp_path):
+    screen = io.StringIO()
+    monkeypatch.setattr(output, "stderr_console",
+                        lambda: Console(file=screen, force_terminal=True, width=100))
+    result = train(SPECS / "seed_static.yaml", "--steps", 5, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "5/5" in screen.getvalue() and "loss" in screen.getvalue()
+    assert "5/5" not in result.stdout
+
+
+def test_a_diverging_run_names_the_step_and_exits_1(tmp_path):
+    result = train(SPECS / "residual_mlp.yaml", "--optimizer", "sgd", "--lr", 1000, "--steps",
+                   50, "--out-dir", tmp_path)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "error: training step" in result.stderr and "produced NaN or Inf" in result.stderr
+    assert "Warning" not in result.stderr
