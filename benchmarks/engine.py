@@ -67,6 +67,7 @@ class Workload:
     gc_step: Callable[[Any], Any]
     gc_params: list[graphcore.Parameter]
     floor_step: Callable[[Any], tuple[Any, list[np.ndarray]]]
+    model: Any = None  # the graphcore model (benchmarks/static.py compiles it)
 
     def gc_iteration(self) -> Callable[[], None]:
         units, step = self.units, self.gc_step
@@ -148,7 +149,7 @@ def _mlp_workload(key: str, title: str, target: float, model: graphcore.Link,
     def floor_step(unit):
         return mlp_floor(floor_params, unit[0], unit[1], head)
 
-    return Workload(key, title, target, [(x, t)], gc_step, params, floor_step)
+    return Workload(key, title, target, [(x, t)], gc_step, params, floor_step, model)
 
 
 def build_w1(seed: int = 0) -> Workload:
@@ -222,7 +223,7 @@ def build_w5(seed: int = 0, lengths: Sequence[int] = tuple(range(5, 51, 5)),
         return rnn_floor(floor_params, h0, xs)
 
     return Workload("W5", f"tanh RNN 16-32, {len(seqs)} seqs", 3.0, seqs, gc_step, params,
-                    floor_step)
+                    floor_step, model)
 
 
 WORKLOADS: dict[str, Callable[..., Workload]] = {

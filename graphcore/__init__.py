@@ -27,10 +27,12 @@ from graphcore import (  # noqa: E402
     serializers,
 )
 from graphcore.links.link import Chain, ChainList, Link, Sequential  # noqa: E402
+from graphcore.static import compile, static_graph  # noqa: E402
 
 __all__ = [
     "Attr", "Chain", "ChainList", "FunctionNode", "Link", "Parameter", "Sequential", "Variable",
-    "all_ops", "as_array", "as_variable", "computational_graph", "config", "errors",
+    "all_ops", "as_array", "as_variable", "compile", "computational_graph", "config", "errors",
     "force_backprop_mode", "functions", "get_op", "grad", "gradient_check", "initializers",
-    "links", "no_backprop_mode", "optimizers", "register_op", "serializers", "using_config",
+    "links", "no_backprop_mode", "optimizers", "register_op", "serializers", "static_graph",
+    "using_config",
 ]

@@ -115,3 +115,8 @@ class RendererUnavailable(GraphcoreError, RuntimeError):
 
 class RenderError(GraphcoreError, RuntimeError):
     """The DOT renderer ran but failed; the message carries its own error output."""
+
+
+class TraceError(GraphcoreError, RuntimeError):
+    """Static mode could not trace, verify or replay a program (bad IR, a path that diverged
+    from the one traced, an op static mode cannot handle)."""

@@ -88,6 +88,10 @@ class FunctionNode:
                  grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
 
+    def op_attrs(self) -> dict[str, Any]:
+        """The declared attributes' values: ``type(self)(**node.op_attrs())`` rebuilds the op."""
+        return {key: getattr(self, key) for key in self.attributes}
+
     def check_inputs(self, inputs: tuple[np.ndarray, ...]) -> None:
         """Raise a ShapeError/DTypeError explaining why ``forward`` failed (called on failure)."""
 

@@ -183,6 +183,8 @@ class Scale(_Scalar):
     def __init__(self, by: float) -> None:
         self.value = by
 
+    by = property(lambda self: self.value)
+
     def forward(self, inputs):
         return inputs[0] * self.value,
 
@@ -233,6 +235,8 @@ class PowScalar(_Scalar):
     def __init__(self, exponent: float) -> None:
         self.value = exponent
 
+    exponent = property(lambda self: self.value)
+
     def forward(self, inputs):
         return inputs[0] ** self.value,
 
@@ -256,6 +260,8 @@ class RPowScalar(_Scalar):
 
     def __init__(self, base: float) -> None:
         self.value = base
+
+    base = property(lambda self: self.value)
 
     def forward(self, inputs):
         return np.asarray(self.value ** inputs[0], dtype=inputs[0].dtype),

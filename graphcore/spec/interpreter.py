@@ -38,6 +38,9 @@ from graphcore.spec.model import (
 from graphcore.spec.yaml_source import Loc
 from graphcore.variable import Variable
 
+# Called as hook(predicate, loc, scope, outcome) after every live predicate evaluation.
+PREDICATE_HOOKS: list = []
+
 
 @dataclass
 class PathEntry:
@@ -202,6 +205,11 @@ class _Run:
         for name in step.inputs:
             value = self.env[name]
             args.extend(value if isinstance(value, tuple) else (value,))
+        arity = LAYERS[step.op].arity if step.layer else get_op(step.op).arity
+        if arity is not None and len(args) != arity:  # a tuple value (split_axis) counts many
+            raise self.failure(step.loc, f"{step.op}: takes {arity} input"
+                               f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
+                               "arrays, such as split_axis makes, is one input per array)")
         try:
             if step.layer:
                 result = self.model.layer(step.name + suffix)(*args)
@@ -302,12 +310,15 @@ class _Run:
             self.enclosing.pop()
 
     def predicate(self, predicate: pred.Predicate, loc: Loc) -> bool:
+        scope = _PredicateScope(self.env, self.spec.params, self.loops)
         try:
-            return predicate.evaluate_bool(_PredicateScope(self.env, self.spec.params,
-                                                           self.loops))
+            outcome = predicate.evaluate_bool(scope)
         except pred.PredicateError as e:
             at = Loc(loc.file, loc.line, loc.col + e.column - 1, e.length, loc.source)
             raise self.failure(at, e.message) from e
+        for hook in PREDICATE_HOOKS:  # static mode's tracer turns these into guards
+            hook(predicate, loc, scope, outcome)
+        return outcome
 
     def failure(self, loc: Loc, message: str) -> errors.SpecRuntimeError:
         line = loc.source.line(loc.line) if loc.source is not None else None

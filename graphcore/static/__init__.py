@@ -1,0 +1,10 @@
+"""Static mode: trace once into an IR, optimize it with passes, replay a flat plan.
+
+``trace`` (define-by-run once -> IR) -> ``passes`` (pure IR -> IR) -> ``lower`` (IR -> Plan of
+kernels over preallocated buffers) -> replay. ``compile`` / ``static_graph`` put it behind a
+cache keyed by the input signature.
+"""
+
+from graphcore.static.compile import CompiledFunction, StaticOutput, compile, static_graph
+
+__all__ = ["CompiledFunction", "StaticOutput", "compile", "static_graph"]

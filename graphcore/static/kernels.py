@@ -1,0 +1,327 @@
+"""Kernels: how each IR node runs at replay time, writing into its preallocated buffer.
+
+A kernel builder gets the node, its input arrays (fixed buffers, bound once), its output
+buffer and a ``Context``, and returns a zero-argument step (a ``functools.partial`` of a numpy
+call where one call suffices) or ``None`` when nothing needs to run. Ops without a dedicated
+kernel fall back to the op's own ``forward``/``backward`` (``generic_forward``/``generic_vjp``),
+copying the result into the buffer: correct for every op, just not allocation-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.generic import unbroadcast_array
+from graphcore.ops.reduction import kept_shape, normalize_axes
+from graphcore.registry import get_op
+from graphcore.static.ir import Node
+from graphcore.variable import constant
+
+Step = Callable[[], Any]
+
+
+class Context:
+    """What kernels share: per-forward-node state (saved values, op objects for fallbacks)."""
+
+    def __init__(self, instances: dict[int, Any]) -> None:
+        self.instances = instances
+        self.state: dict[int, dict[str, Any]] = {}
+        self.holders: dict[int, list] = {}
+
+    def holder(self, node_id: int) -> list:
+        return self.holders.setdefault(node_id, [None])
+
+
+# --- forward ---------------------------------------------------------------------------------
+def _activation_steps(name: str | None, out: np.ndarray) -> list[Step]:
+    if name is None:
+        return []
+    if name == "relu":
+        return [partial(np.maximum, out, 0, out=out)]
+    if name == "tanh":
+        return [partial(np.tanh, out, out=out)]
+    if name == "sigmoid":
+        return [partial(np.multiply, out, 0.5, out=out), partial(np.tanh, out, out=out),
+                partial(np.multiply, out, 0.5, out=out), partial(np.add, out, 0.5, out=out)]
+    raise errors.TraceError(f"linear_act: unknown activation {name!r}")
+
+
+class Steps(list):
+    """Several steps that run in order; the plan splices them into its flat step list."""
+
+
+def _chain(steps: list) -> Step | Steps:
+    flat = Steps()
+    for step in steps:
+        if isinstance(step, Steps):
+            flat.extend(step)
+        else:
+            flat.append(step)
+    return flat[0] if len(flat) == 1 else flat
+
+
+def linear(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
+    x, W = ins[0], ins[1]
+    steps = [partial(np.matmul, x, W.T, out=out)]
+    if len(ins) == 3:
+        steps.append(partial(np.add, out, ins[2], out=out))
+    steps += _activation_steps(node.attrs.get("activation"), out)
+    return _chain(steps)
+
+
+def matmul_bias(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
+    steps = [partial(np.matmul, ins[0], ins[1], out=out), partial(np.add, out, ins[2], out=out)]
+    steps += _activation_steps(node.attrs.get("activation"), out)
+    return _chain(steps)
+
+
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+           "pow": np.power, "maximum": np.maximum, "minimum": np.minimum}
+_UNARY = {"tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+          "square": np.square, "abs": np.abs, "neg": np.negative}
+_SCALAR = {"add_scalar": lambda v: (np.add, False), "scale": lambda v: (np.multiply, False),
+           "rsub_scalar": lambda v: (np.subtract, True), "rdiv_scalar": lambda v: (np.divide, True),
+           "pow_scalar": lambda v: (np.power, False)}
+
+
+def _scalar_value(node_op: str, attrs: dict) -> float:
+    return attrs.get("value", attrs.get("by", attrs.get("exponent")))
+
+
+def elementwise_step(op: str, attrs: dict, args: list, out: np.ndarray,
+                     scratch: Callable[[], np.ndarray]) -> Step | None:
+    """One elementwise op ``op(*args)`` into ``out``; None if no dedicated kernel."""
+    if op in _UFUNCS:
+        return partial(_UFUNCS[op], args[0], args[1], out=out)
+    if op in _UNARY:
+        return partial(_UNARY[op], args[0], out=out)
+    if op == "relu":
+        return partial(np.maximum, args[0], 0, out=out)
+    if op == "sigmoid":
+        return _chain([partial(np.multiply, args[0], 0.5, out=out), partial(np.tanh, out, out=out),
+                       partial(np.multiply, out, 0.5, out=out), partial(np.add, out, 0.5, out=out)])
+    if op in _SCALAR:
+        fn, reflected = _SCALAR[op](None)
+        value = _scalar_value(op, attrs)
+        return partial(fn, value, args[0], out=out) if reflected else \
+            partial(fn, args[0], value, out=out)
+    if op.startswith("vjp:"):
+        gy, y = args
+        kind = op[4:]
+        if kind == "relu":
+            mask = scratch()
+            return _chain([partial(np.greater, y, 0, out=mask),
+                           partial(np.multiply, gy, mask, out=out)])
+        if kind == "tanh":
+            tmp = scratch(dtype=out.dtype)
+            return _chain([partial(np.multiply, y, y, out=tmp),
+                           partial(np.subtract, 1, tmp, out=tmp),
+                           partial(np.multiply, gy, tmp, out=out)])
+        if kind == "sigmoid":
+            tmp = scratch(dtype=out.dtype)
+            return _chain([partial(np.subtract, 1, y, out=tmp),
+                           partial(np.multiply, tmp, y, out=tmp),
+                           partial(np.multiply, gy, tmp, out=out)])
+        if kind == "exp":
+            return partial(np.multiply, gy, y, out=out)
+    return None
+
+
+def fused(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
+    steps = []
+    for op, attrs, operands in node.attrs["program"]:
+        args = [out if k == -1 else ins[k] for k in operands]
+        step = elementwise_step(op, dict(attrs), args, out, _scratch(out))
+        if step is None:
+            raise errors.TraceError(f"fused: no kernel for instruction {op!r}")
+        steps.append(step)
+    return _chain(steps)
+
+
+def _scratch(out: np.ndarray):
+    def make(dtype=bool) -> np.ndarray:
+        return np.empty(out.shape, dtype)
+
+    return make
+
+
+def reduction(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
+    x = ins[0]
+    axes = normalize_axes(node.op, node.attrs.get("axis"), x.ndim)
+    keepdims = bool(node.attrs.get("keepdims"))
+    # ufunc.reduce directly: np.sum's Python wrapper costs more than a small reduction
+    total = partial(np.add.reduce, x, axis=axes, keepdims=keepdims, out=out)
+    if node.op == "sum":
+        return total
+    count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    return _chain([total, partial(np.multiply, out, 1.0 / max(count, 1), out=out)])
+
+
+def softmax_cross_entropy(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step | None:
+    x, t = ins
+    a = node.attrs
+    if x.ndim != 2 or a.get("reduce", "mean") != "mean":
+        return None
+    n, c = x.shape
+    state = ctx.state.setdefault(node.id, {})
+    log_y = state["log_y"] = np.empty_like(x)
+    peak = np.empty((n, 1), x.dtype)
+    total = np.empty((n, 1), x.dtype)
+    rows = np.arange(n)
+    ignore, normalize = a.get("ignore_label", -1), a.get("normalize", True)
+
+    def run() -> None:
+        np.max(x, axis=1, keepdims=True, out=peak)
+        np.subtract(x, peak, out=log_y)
+        np.exp(log_y, out=state.setdefault("tmp", np.empty_like(x)))
+        np.sum(state["tmp"], axis=1, keepdims=True, out=total)
+        np.log(total, out=total)
+        np.subtract(log_y, total, out=log_y)
+        keep = t != ignore
+        picked = np.where(keep, t, 0)
+        count = max(int(keep.sum()), 1) if normalize else max(n, 1)
+        state["keep"], state["picked"], state["count"] = keep, picked, count
+        out[...] = -(log_y[rows, picked] * keep).sum() / count
+
+    state["rows"] = rows
+    return run
+
+
+# --- vjp -------------------------------------------------------------------------------------
+def vjp_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
+               ctx: Context) -> Step | None:
+    gy = gys[0]
+    x, W = fwd_ins[0], fwd_ins[1]
+    index = node.attrs["index"]
+    if index == 0:
+        return partial(np.matmul, gy, W, out=out)
+    gy2 = gy.reshape(-1, gy.shape[-1]) if gy.ndim != 2 else gy
+    if index == 1:
+        x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+        return partial(np.matmul, gy2.T, x2, out=out)
+    return partial(np.add.reduce, gy2, axis=0, out=out)
+
+
+def vjp_reduction(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
+                  ctx: Context) -> Step | None:
+    x = fwd_ins[0]
+    axes = normalize_axes(fwd.op, fwd.attrs.get("axis"), x.ndim)
+    gy = gys[0]
+    if not fwd.attrs.get("keepdims"):
+        gy = gy.reshape(kept_shape(x.shape, axes))
+    if fwd.op == "sum":
+        return partial(np.copyto, out, gy)
+    count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
+    return _chain([partial(np.copyto, out, gy), partial(np.multiply, out, 1.0 / count, out=out)])
+
+
+def vjp_elementwise_unary(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
+                          out: np.ndarray, ctx: Context) -> Step | None:
+    return elementwise_step(f"vjp:{fwd.op}", {}, [gys[0], fwd_out], out, _scratch(out))
+
+
+def vjp_linear_act(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
+                   ctx: Context) -> Step | None:
+    """A vjp whose forward node was fused into ``linear_act``: by its ``of`` op."""
+    of = node.attrs["of"]
+    if of == "linear":
+        return vjp_linear(node, fwd, fwd_ins, fwd_out, gys, out, ctx)
+    return elementwise_step(f"vjp:{of}", {}, [gys[0], fwd_out], out, _scratch(out))
+
+
+def vjp_add_sub(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
+                ctx: Context) -> Step | None:
+    gy = gys[0]
+    index = node.attrs["index"]
+    negate = fwd.op == "sub" and index == 1
+    if gy.shape == out.shape:
+        return partial(np.negative, gy, out=out) if negate else partial(np.copyto, out, gy)
+
+    def run() -> None:
+        g = unbroadcast_array(gy, out.shape)
+        np.negative(g, out=out) if negate else np.copyto(out, g)
+
+    return run
+
+
+def vjp_softmax_cross_entropy(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
+                              out: np.ndarray, ctx: Context) -> Step | None:
+    state = ctx.state.get(fwd.id)
+    if state is None or node.attrs["index"] != 0:
+        return None
+    gy = gys[0]
+    rows = state["rows"]
+
+    def run() -> None:
+        np.exp(state["log_y"], out=out)
+        out[rows, state["picked"]] -= 1
+        np.multiply(out, state["keep"][:, None], out=out)
+        np.multiply(out, gy / state["count"], out=out)
+
+    return run
+
+
+FORWARD = {"linear": linear, "linear_act": linear, "matmul_bias": matmul_bias, "fused": fused,
+           "sum": reduction, "mean": reduction, "softmax_cross_entropy": softmax_cross_entropy}
+VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
+       "relu": vjp_elementwise_unary, "tanh": vjp_elementwise_unary,
+       "sigmoid": vjp_elementwise_unary, "exp": vjp_elementwise_unary,
+       "add": vjp_add_sub, "sub": vjp_add_sub,
+       "softmax_cross_entropy": vjp_softmax_cross_entropy}
+
+
+# --- fallbacks -------------------------------------------------------------------------------
+def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context) -> Step:
+    """Run the op's own ``forward`` (a fresh op object per call, so random ops draw anew) and
+    copy its results into the buffers; keep the object for this node's vjps."""
+    holder = ctx.holder(node.id)
+    traced = ctx.instances.get(node.id)
+    if node.op == "opaque" or traced is None:
+        make = (lambda: traced) if traced is not None else None
+    else:
+        cls = get_op(node.op)
+        attrs = dict(node.attrs)
+        make = partial(cls, **attrs)
+    if make is None:
+        raise errors.TraceError(f"no way to run IR node {node.text()}")
+    in_vars = tuple(constant(a) for a in ins)
+    arrays = tuple(ins)
+    outs_tuple = tuple(outs)
+
+    def run() -> None:
+        op = make()
+        ys = op.forward(arrays)
+        for buf, y in zip(outs_tuple, ys, strict=True):
+            np.copyto(buf, y)
+        op.inputs = in_vars
+        op._ys = outs_tuple
+        holder[0] = op
+
+    return run
+
+
+def generic_vjp(node: Node, fwd: Node, fwd_ins: list, fwd_outs: list, gys: list,
+                out: np.ndarray, ctx: Context) -> Step:
+    """Run the forward op's own ``backward`` on arrays (first order) for one input."""
+    holder = ctx.holder(fwd.id)
+    index = node.attrs["index"]
+    gys_tuple = tuple(gys)
+    of = node.attrs["of"]
+
+    def run() -> None:
+        op = holder[0]
+        if op is None:  # the forward ran as a dedicated kernel: rebuild the op around buffers
+            op = get_op(of)(**{k: v for k, v in fwd.attrs.items() if k != "activation"})
+            op.inputs = tuple(constant(a) for a in fwd_ins)
+            op._ys = tuple(fwd_outs)
+            holder[0] = op
+        gxs = op.backward((index,), gys_tuple)
+        g = gxs[index] if len(gxs) == len(fwd_ins) else gxs[0]
+        np.copyto(out, g.array if hasattr(g, "array") else g)
+
+    return run

@@ -1,0 +1,219 @@
+"""Lowering: an optimized IR becomes a ``Plan`` — buffers allocated once, a flat list of steps.
+
+Each step is a zero-argument callable bound to its buffers, so a replay is one loop over
+steps that creates no Variable, no graph object and (for ops with dedicated kernels) no
+array. Forward steps and backward steps are kept apart so a call that needs no gradient
+skips the backward half.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.config import config
+from graphcore.function_node import _double
+from graphcore.static import kernels
+from graphcore.static.ir import ALIASING, Graph, Node
+from graphcore.variable import Parameter
+
+
+class GuardMiss(Exception):
+    """A guard saw a different outcome than the one traced: this plan does not apply."""
+
+    def __init__(self, at: str, predicate: str, expected: bool) -> None:
+        super().__init__(f"{at}: '{predicate}' was {not expected} (traced: {expected})")
+        self.at = at
+        self.predicate = predicate
+        self.expected = expected
+
+
+class Plan:
+    """A lowered program. ``run(inputs, backward)`` replays it and returns the output buffers
+    (reused by the next call: copy what you keep)."""
+
+    def __init__(self, graph: Graph, params: Mapping[str, Parameter],
+                 instances: Mapping[int, Any]) -> None:
+        self.graph = graph
+        self.params = dict(params)
+        self.instances = dict(instances)
+        self._lower()
+
+    def _lower(self) -> None:
+        graph = self.graph
+        by_id = {n.id: n for n in graph.nodes}
+        self.param_arrays = {name: p.array for name, p in self.params.items()}
+        self._bound = [(p, p.array) for p in self.params.values()]
+        values: dict[int, Any] = {}
+        slot_buffers: dict[int, np.ndarray] = {}
+        self.inputs: dict[str, np.ndarray] = {}
+        forward_ids = _forward_set(graph)
+        # Memory planning assumed node order; running the forward half first keeps that
+        # order only if no forward node comes after a backward one.
+        computed = [n for n in graph.nodes if n.op not in ("input", "param", "const")]
+        positions = [k for k, n in enumerate(computed) if n.id in forward_ids]
+        if positions and positions[-1] >= len(positions):
+            raise errors.TraceError("static plan: a forward node follows a backward node")
+        ctx = kernels.Context(self.instances)
+        self.forward_steps: list = []
+        self.backward_steps: list = []
+        self.allocated_bytes = 0
+        for node in graph.nodes:
+            if node.op == "input":
+                values[node.id] = self.inputs[node.name] = np.empty(node.shape, node.dtype)
+                continue
+            if node.op == "param":
+                values[node.id] = self.param_arrays[node.name]
+                continue
+            if node.op == "const":
+                values[node.id] = graph.consts[node.id]
+                continue
+            ins = [values[i] for i in node.inputs]
+            if node.op in ALIASING and node.op != "get_item":
+                view = _alias(node, ins)
+                if view is not None:
+                    values[node.id] = view
+                    continue
+            if node.op == "guard":
+                step = _guard_step(node, graph, values)
+            else:
+                out = self._buffer(node, slot_buffers)
+                values[node.id] = out
+                step = self._kernel(node, by_id, values, ins, out, ctx)
+            if step is not None:
+                target = self.forward_steps if node.id in forward_ids else self.backward_steps
+                if isinstance(step, kernels.Steps):
+                    target.extend(step)
+                else:
+                    target.append(step)
+        self.outputs = {key: values[i] for key, i in graph.outputs.items()}
+
+    def _buffer(self, node: Node, slots: dict[int, np.ndarray]) -> Any:
+        if node.shape is None:  # a tuple-valued node: one buffer per projected output
+            outs = []
+            for proj in (n for n in self.graph.nodes if n.op == "project"
+                         and n.inputs == (node.id,)):
+                while len(outs) <= proj.attrs["index"]:
+                    outs.append(None)
+                outs[proj.attrs["index"]] = np.empty(proj.shape, proj.dtype)
+            return outs
+        slot = self.graph.slots.get(node.id)
+        if slot is not None and slot in slots:
+            return slots[slot]
+        buf = np.empty(node.shape, node.dtype)
+        self.allocated_bytes += buf.nbytes
+        if slot is not None:
+            slots[slot] = buf
+        return buf
+
+    def _kernel(self, node: Node, by_id: dict[int, Node], values: dict[int, Any], ins: list,
+                out: Any, ctx: kernels.Context):
+        if node.op == "vjp":
+            fwd = by_id[node.inputs[0]]
+            fwd_ins = [values[i] for i in fwd.inputs]
+            fwd_out = values[fwd.id]
+            gys = ins[1:]
+            builder = kernels.VJP.get(node.attrs["of"])
+            if fwd.op in ("linear_act", "matmul_bias"):
+                builder = kernels.vjp_linear_act
+            step = builder(node, fwd, fwd_ins, fwd_out, gys, out, ctx) if builder else None
+            if step is None:
+                outs = fwd_out if isinstance(fwd_out, list) else [fwd_out]
+                step = kernels.generic_vjp(node, fwd, fwd_ins, outs, gys, out, ctx)
+            return step
+        builder = kernels.FORWARD.get(node.op)
+        step = builder(node, ins, out, ctx) if builder else None
+        if step is None and node.op == "matmul" and all(a.ndim >= 2 for a in ins):
+            step = kernels.partial(np.matmul, ins[0], ins[1], out=out)
+        if step is None and not isinstance(out, list):
+            step = kernels.elementwise_step(node.op, dict(node.attrs), ins, out,
+                                            kernels._scratch(out))
+        if step is None:
+            step = kernels.generic_forward(node, ins, out if isinstance(out, list) else [out],
+                                           ctx)
+        return step
+
+    # --- replay -----------------------------------------------------------------------------
+    def stale(self) -> bool:
+        """True when a parameter's array was replaced (not updated in place) since lowering."""
+        for p, array in self._bound:
+            if p._array is not array:
+                return True
+        return False
+
+    def run(self, inputs: Mapping[str, np.ndarray], backward: bool = True) -> dict[str, Any]:
+        """Copy ``inputs`` in, run the forward half (and the backward half if asked)."""
+        if self.stale():
+            self._lower()
+        for name, buf in self.inputs.items():
+            np.copyto(buf, inputs[name])
+        self._steps(self.forward_steps + self.backward_steps if backward
+                    else self.forward_steps)
+        return self.outputs
+
+    def run_backward(self) -> dict[str, Any]:
+        """Run the backward half on the values the last ``run`` left in the buffers."""
+        self._steps(self.backward_steps)
+        return self.outputs
+
+    def _steps(self, steps: list) -> None:
+        # Ops that fall back to their own backward run it on arrays (first order, no graph).
+        old_backprop, old_double = config.enable_backprop, _double[0]
+        config.enable_backprop = False
+        _double[0] = False
+        try:
+            for step in steps:
+                step()
+        finally:
+            config.enable_backprop = old_backprop
+            _double[0] = old_double
+
+
+def _forward_set(graph: Graph) -> set[int]:
+    """Nodes the non-gradient outputs (and guards) need: the forward half of the program."""
+    by_id = {n.id: n for n in graph.nodes}
+    roots = [i for key, i in graph.outputs.items() if not key.startswith("grad/")]
+    roots += [n.id for n in graph.nodes if n.op == "guard"]
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        stack.extend(by_id[i].inputs)
+    return seen
+
+
+def _alias(node: Node, ins: list) -> Any:
+    x = ins[0]
+    if node.op == "project":
+        return x[node.attrs["index"]]
+    if node.op == "reshape":
+        view = x.reshape(node.shape)
+        return view if np.shares_memory(view, x) else None  # not viewable: copied by a step
+    if node.op == "transpose":
+        return x.transpose(node.attrs.get("axes"))
+    if node.op == "broadcast_to":
+        return np.broadcast_to(x, node.shape)
+    raise errors.TraceError(f"no alias rule for {node.text()}")
+
+
+def _guard_step(node: Node, graph: Graph, values: dict[int, Any]):
+    predicate = node.attrs["predicate"]
+    expected = bool(node.attrs["expect"])
+    names = node.attrs["names"]  # value names the predicate reads, in input order
+    env_static = dict(node.attrs.get("env", {}))
+    arrays = [values[i] for i in node.inputs]
+    at = node.attrs.get("at", "?")
+
+    def run() -> None:
+        env = dict(env_static)
+        env.update(zip(names, arrays, strict=True))
+        if predicate.evaluate_bool(env) != expected:
+            raise GuardMiss(at, str(predicate), expected)
+
+    return run

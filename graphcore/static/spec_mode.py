@@ -1,0 +1,177 @@
+"""Static mode for specs: replay cached plans, with guards for the spec's live predicates.
+
+A plan is cached per input signature (shapes, dtypes, train flag, gradients wanted); each
+predicate the traced run evaluated is a ``guard`` step in the plan. A call whose guards all
+hold replays; a guard that fails stops the replay, the call runs define-by-run instead, and
+the path it takes is traced and cached beside the others (a bounded cache, hits and misses
+counted). So a dynamic spec runs at static speed on every path it repeats. A ``kind: static``
+spec whose path changes is reported with the position of the step that diverged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.config import config
+from graphcore.spec import interpreter
+from graphcore.spec.interpreter import PathEntry, RunResult, SpecModel, seeded
+from graphcore.spec.model import Spec
+from graphcore.static.compile import CacheStats
+from graphcore.static.lower import GuardMiss, Plan
+from graphcore.static.passes import PassReport, run_passes, select
+from graphcore.static.trace import Trace, trace
+from graphcore.variable import Variable
+
+
+class _Variant:
+    """One traced path: its plan and the path entries it stands for."""
+
+    def __init__(self, traced: Trace, plan: Plan, reports: list[PassReport], path: list,
+                 compile_ms: float) -> None:
+        self.trace = traced
+        self.plan = plan
+        self.reports = reports
+        self.path = path
+        self.compile_ms = compile_ms
+
+
+class StaticSpecRunner:
+    """Runs one spec (with one model) in static mode; reuse it across calls."""
+
+    def __init__(self, spec: Spec, model: SpecModel, passes: list[str] | None = None,
+                 cache_size: int = 32) -> None:
+        self.spec = spec
+        self.model = model
+        self.passes = select(passes)
+        self.cache_size = cache_size
+        self.cache: OrderedDict[tuple, list[_Variant]] = OrderedDict()
+        self.stats = CacheStats()
+        self.last: _Variant | None = None
+
+    def params(self) -> dict:
+        return {n.lstrip("/"): p for n, p in self.model.namedparams()}
+
+    # --- one call ---------------------------------------------------------------------------
+    def run(self, inputs: Mapping[str, Any], *, backward: bool = True,
+            seed: int | None = None) -> RunResult:
+        n = interpreter._example_count(self.spec, inputs)
+        self.model.cleargrads()
+        path: list[PathEntry] = []
+        per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
+        grads: dict[str, np.ndarray] = {}
+        with seeded((self.spec.seed if seed is None else seed) + 1):
+            for i in range(n):
+                example = {k: np.asarray(v[i] if isinstance(v, list) else v)
+                           for k, v in inputs.items()}
+                if any(isinstance(v, list) for v in inputs.values()):
+                    lengths = {k: len(v[i]) for k, v in inputs.items() if isinstance(v, list)}
+                    where = self.spec.inputs[next(iter(lengths))].loc
+                    path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
+                start = time.perf_counter()
+                variant, values = self._forward(example, backward)
+                forward_s += time.perf_counter() - start
+                path.extend(variant.path)
+                outputs = {name: values[f"out:{name}"] for name in self.spec.outputs}
+                per_example.append(outputs)
+                if "loss" in values:
+                    total += float(values["loss"]) / n
+                if backward and variant.plan.backward_steps:
+                    start = time.perf_counter()
+                    out = variant.plan.run_backward()
+                    backward_s += time.perf_counter() - start
+                    for key, buf in out.items():
+                        if key.startswith("grad/"):
+                            _accumulate(grads, key[5:], buf, n)
+        params = self.params()
+        for name, g in grads.items():
+            params[name]._grad = g
+        timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+                  "total": (forward_s + backward_s) * 1e3}
+        return RunResult(outputs=per_example[-1], loss=total if self.spec.loss else None,
+                         path=path, timing_ms=timing, examples=n, example_outputs=per_example)
+
+    def _forward(self, example: dict[str, np.ndarray], backward: bool):
+        wants = backward and config.train and self.spec.loss is not None
+        key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants)
+        variants = self.cache.get(key, [])
+        for variant in variants:
+            try:
+                values = variant.plan.run(example, backward=False)
+            except GuardMiss as miss:
+                if self.spec.kind == "static":
+                    raise errors.TraceError(
+                        f"{miss.at}: the static spec took another path here ('{miss.predicate}' "
+                        f"was {not miss.expected}, the traced run found {miss.expected})") from None
+                continue
+            self.stats.hits += 1
+            self.last = variant
+            if variants[0] is not variant:  # most recently used first
+                variants.remove(variant)
+                variants.insert(0, variant)
+            self.cache.move_to_end(key)
+            return variant, values
+        self.stats.misses += 1
+        variant = self._compile(example, wants)
+        variants.insert(0, variant)
+        self.cache[key] = variants
+        if sum(len(v) for v in self.cache.values()) > self.cache_size:
+            oldest = next(iter(self.cache))
+            self.cache[oldest].pop()
+            if not self.cache[oldest]:
+                del self.cache[oldest]
+            self.stats.evictions += 1
+        self.stats.keys = list(self.cache)
+        self.last = variant
+        return variant, variant.plan.run(example, backward=False)
+
+    def _compile(self, example: dict[str, np.ndarray], grads: bool) -> _Variant:
+        start = time.perf_counter()
+        spec, model = self.spec, self.model
+        records: list[dict[str, Any]] = []
+        path: list[PathEntry] = []
+
+        def hook(predicate, loc, scope, outcome) -> None:
+            values = {ref.name: scope[ref.name] for ref in predicate.name_refs()}
+            records.append({"predicate": predicate, "expect": outcome, "values": values,
+                            "at": str(loc)})
+
+        def call(variables: dict[str, Variable]) -> dict[str, Variable]:
+            run = interpreter._Run(spec, model, dict(variables), path)
+            outputs, loss = run.forward()
+            result = {}
+            if loss is not None:
+                result["loss"] = loss
+            for name, value in outputs.items():
+                if isinstance(value, tuple):
+                    raise errors.TraceError(f"static mode cannot return output '{name}': it "
+                                            "holds several arrays")
+                result[f"out:{name}"] = value if isinstance(value, Variable) else \
+                    Variable(np.asarray(value), requires_grad=False)
+            return result
+
+        interpreter.PREDICATE_HOOKS.append(hook)
+        try:
+            traced = trace(None, example, self.params(), name=spec.name, grads=grads,
+                           call=call, guards=lambda: records)
+        finally:
+            interpreter.PREDICATE_HOOKS.remove(hook)
+        graph, reports = run_passes(traced.graph, self.passes)
+        plan = Plan(graph, traced.params, traced.instances)
+        compile_ms = (time.perf_counter() - start) * 1e3
+        self.stats.compile_ms += compile_ms
+        return _Variant(traced, plan, reports, path, compile_ms)
+
+
+def _accumulate(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:
+    if n == 1:
+        grads[name] = buf
+    elif name in grads:
+        grads[name] += buf * (1.0 / n)
+    else:
+        grads[name] = buf * (1.0 / n)

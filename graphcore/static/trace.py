@@ -1,0 +1,263 @@
+"""Tracing: record one define-by-run execution and turn it into IR, forward and backward.
+
+``trace(fn, inputs, params)`` calls ``fn`` once on Variables wrapping the inputs (so every op
+is recorded, even ops on data alone), walks the recorded graph from the outputs back to the
+leaves, and emits one IR node per op. The backward half is built at the IR level by reverse
+mode over those nodes: for each input of each op that leads to a trainable parameter, one
+``vjp`` node (that op's own backward, run on arrays at replay time), with ``add`` nodes where
+gradients meet. So gradients nobody asked for (data inputs, frozen parameters) are never in
+the program, and every op's backward stays declared once, in its op class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.config import using_config
+from graphcore.function_node import FunctionNode
+from graphcore.static.ir import Graph, Node, verify
+from graphcore.variable import Parameter, Variable
+
+
+@dataclass
+class Trace:
+    """A traced program: the IR plus what lowering needs to bind it to live objects."""
+
+    graph: Graph
+    params: dict[str, Parameter]  # IR param name -> the Parameter it reads
+    instances: dict[int, FunctionNode]  # IR node id -> the op object traced there
+    output_keys: list[str]  # forward outputs in the order ``fn`` returned them
+    guards: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Builder:
+    def __init__(self, name: str) -> None:
+        self.nodes: list[Node] = []
+        self.consts: dict[int, np.ndarray] = {}
+        self.ids: dict[int, int] = {}  # id(Variable) -> IR id
+        self.instances: dict[int, FunctionNode] = {}
+        self.name = name
+        self.count = 0
+
+    def add(self, op: str, inputs: tuple[int, ...], shape, dtype, attrs=None, name=None) -> int:
+        node_id = self.count
+        self.count += 1
+        self.nodes.append(Node(node_id, op, tuple(inputs), dict(attrs or {}),
+                               None if shape is None else tuple(shape), str(dtype), name))
+        return node_id
+
+    def const(self, array: np.ndarray) -> int:
+        node_id = self.add("const", (), array.shape, array.dtype)
+        self.consts[node_id] = np.array(array, copy=True)
+        return node_id
+
+
+def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
+          params: Mapping[str, Parameter], *, name: str = "graph", grads: bool = True,
+          call: Callable[[dict[str, Variable]], Any] | None = None,
+          guards: Callable[[], list[dict[str, Any]]] | None = None) -> Trace:
+    """Run ``fn(**input Variables)`` (or ``call(variables)``) once and build its IR.
+
+    ``fn`` returns a Variable, or a tuple/dict of Variables; a scalar first (or ``loss``)
+    output is differentiated with respect to every trainable parameter when ``grads``.
+    """
+    variables = {k: Variable(np.asarray(v), name=k) for k, v in inputs.items()}
+    with using_config("enable_backprop", True):
+        result = call(variables) if call is not None else fn(**variables)
+    outputs = _named_outputs(result)
+    guard_records = guards() if guards is not None else []
+    b = _Builder(name)
+    param_names = {id(p): n for n, p in params.items()}
+    for key, var in variables.items():
+        b.ids[id(var)] = b.add("input", (), var.shape, var.dtype, name=key)
+    watched = [v for g in guard_records for v in g["values"].values() if isinstance(v, Variable)]
+    order = _topological(list(outputs.values()) + watched)
+    used_params: dict[str, Parameter] = {}
+    for fnode in order:
+        for x in fnode.inputs:
+            if id(x) in b.ids or x.creator is not None:
+                continue
+            if isinstance(x, Parameter) and id(x) in param_names:
+                pname = param_names[id(x)]
+                b.ids[id(x)] = b.add("param", (), x.shape, x.dtype, name=pname)
+                used_params[pname] = x
+            elif isinstance(x, Parameter):
+                raise errors.TraceError(f"{fnode.label} reads a parameter ({x.name}) that is not "
+                                        "part of the compiled model; pass it in `params`")
+            else:
+                b.ids[id(x)] = b.const(x.array)
+        _emit_forward(b, fnode)
+    _emit_guards(b, guard_records)
+    out_ids = {}
+    for key, var in outputs.items():
+        if id(var) not in b.ids:  # an output computed without any op: a constant
+            b.ids[id(var)] = b.const(var.array)
+        out_ids[key] = b.ids[id(var)]
+    if grads:
+        loss_key = "loss" if "loss" in outputs else next(iter(outputs))
+        loss = outputs[loss_key]
+        trainable = {n: p for n, p in used_params.items() if p.requires_grad}
+        if loss.size == 1 and trainable and loss.dtype.kind == "f":
+            out_ids.update(_emit_backward(b, order, b.ids[id(loss)], trainable))
+    graph = Graph(b.nodes, out_ids, b.consts, name)
+    verify(graph)
+    return Trace(graph, used_params, b.instances, list(outputs))
+
+
+def _emit_guards(b: _Builder, records: list[dict[str, Any]]) -> None:
+    """One ``guard`` node per predicate evaluation, placed right after the last value it
+    reads, so a replay that takes another path stops as early as possible."""
+    for record in records:
+        names, ids, env = [], [], {}
+        for key, value in record["values"].items():
+            if isinstance(value, Variable) and id(value) in b.ids:
+                names.append(key)
+                ids.append(b.ids[id(value)])
+            else:
+                env[key] = value.array if isinstance(value, Variable) else value
+        where = {n.id: k for k, n in enumerate(b.nodes)}
+        position = max((where[i] for i in ids), default=-1) + 1
+        node = Node(-1, "guard", tuple(ids), {
+            "predicate": record["predicate"], "expect": record["expect"], "names": names,
+            "env": env, "at": record["at"]}, None, "", None)
+        b.nodes.insert(position, node)
+    for i, n in enumerate(b.nodes):  # ids are names, not positions
+        if n.id == -1:
+            b.nodes[i] = n.with_(id=b.count)
+            b.count += 1
+
+
+def _named_outputs(result: Any) -> dict[str, Variable]:
+    if isinstance(result, Variable):
+        return {"out": result}
+    if isinstance(result, Mapping):
+        items = dict(result)
+    elif isinstance(result, tuple | list):
+        items = {f"out{i}": v for i, v in enumerate(result)}
+    else:
+        raise errors.TraceError(f"a compiled function must return Variables, got "
+                                f"{type(result).__name__}")
+    for key, v in items.items():
+        if not isinstance(v, Variable):
+            raise errors.TraceError(f"output {key!r} is a {type(v).__name__}, not a Variable")
+    return items
+
+
+def _topological(outputs: Sequence[Variable]) -> list[FunctionNode]:
+    """Function nodes behind ``outputs``, inputs before users (iterative post-order DFS)."""
+    order: list[FunctionNode] = []
+    done: set[int] = set()
+    for out in outputs:
+        if out.creator is None or id(out.creator) in done:
+            continue
+        stack: list[tuple[FunctionNode, bool]] = [(out.creator, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if expanded:
+                done.add(id(node))
+                order.append(node)
+                continue
+            stack.append((node, True))
+            for x in reversed(node.inputs):
+                if x.creator is not None and id(x.creator) not in done:
+                    stack.append((x.creator, False))
+    return order
+
+
+def _op_name(fnode: FunctionNode) -> tuple[str, dict[str, Any]]:
+    cls = type(fnode)
+    if cls.name:
+        return cls.name, fnode.op_attrs()
+    return "opaque", {"class": f"{cls.__module__}.{cls.__qualname__}"}
+
+
+def _emit_forward(b: _Builder, fnode: FunctionNode) -> None:
+    op, attrs = _op_name(fnode)
+    ins = tuple(b.ids[id(x)] for x in fnode.inputs)
+    outs = [ref() for ref in fnode.outputs]
+    if len(outs) == 1:
+        y = outs[0]
+        shape, dtype = (y.shape, y.dtype) if y is not None else fnode.output_meta(0)
+        node_id = b.add(op, ins, shape, dtype, attrs)
+        b.instances[node_id] = fnode
+        if y is not None:
+            b.ids[id(y)] = node_id
+        return
+    node_id = b.add(op, ins, None, "tuple", attrs)
+    b.instances[node_id] = fnode
+    for i, y in enumerate(outs):
+        shape, dtype = fnode.output_meta(i)
+        pid = b.add("project", (node_id,), shape, dtype, {"index": i})
+        if y is not None:
+            b.ids[id(y)] = pid
+
+
+def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
+                   trainable: Mapping[str, Parameter]) -> dict[str, int]:
+    """Reverse mode over the traced nodes; returns ``{"grad/<param>": id}``."""
+    by_id = {n.id: n for n in b.nodes}
+    node_of = {id(f): i for i, f in b.instances.items()}
+    wanted = {b.ids[id(p)] for p in trainable.values()}
+    # values whose gradient is needed: on some path from a trainable parameter
+    needs: set[int] = set(wanted)
+    for n in b.nodes:
+        if n.op not in ("input", "param", "const") and any(i in needs for i in n.inputs):
+            needs.add(n.id)
+    pending: dict[int, list[int]] = {loss_id: [b.const(np.ones(by_id[loss_id].shape,
+                                                               by_id[loss_id].dtype))]}
+    for fnode in reversed(order):
+        fid = node_of[id(fnode)]
+        fnode_ir = by_id[fid]
+        if fnode_ir.shape is None:  # multi-output: gradients arrive at the projections
+            projections = [n for n in b.nodes if n.op == "project" and n.inputs == (fid,)]
+            if not any(p.id in pending for p in projections):
+                continue
+            gys = []
+            for i in range(len(fnode.outputs)):
+                pid = next((p.id for p in projections if p.attrs["index"] == i), None)
+                if pid is not None and pid in pending:
+                    gys.append(_sum(b, pending.pop(pid)))
+                else:
+                    shape, dtype = fnode.output_meta(i)
+                    gys.append(b.const(np.zeros(shape, dtype)))
+        else:
+            if fid not in pending:
+                continue
+            gys = [_sum(b, pending.pop(fid))]
+        for i, x_id in enumerate(fnode_ir.inputs):
+            if x_id not in needs:
+                continue
+            x = by_id[x_id]
+            if _passes_gradient(fnode_ir, i, x, by_id, b):
+                vid = gys[0]  # d(a + b)/da is the identity: reuse the incoming gradient
+            else:
+                vid = b.add("vjp", (fid, *gys), x.shape, x.dtype,
+                            {"of": fnode_ir.op, "index": i})
+            pending.setdefault(x_id, []).append(vid)
+    grads = {}
+    for pname, p in trainable.items():
+        pid = b.ids[id(p)]
+        if pid in pending:
+            grads[f"grad/{pname}"] = _sum(b, pending.pop(pid))
+    return grads
+
+
+def _passes_gradient(fnode: Node, index: int, x: Node, by_id: dict, b: _Builder) -> bool:
+    """True when the gradient for input ``index`` is the output gradient itself."""
+    same = x.shape == fnode.shape and x.dtype == fnode.dtype
+    return same and (fnode.op in ("add", "add_scalar") or (fnode.op == "sub" and index == 0))
+
+
+def _sum(b: _Builder, ids: list[int]) -> int:
+    total = ids[0]
+    first = next(n for n in b.nodes if n.id == total)  # every term has this shape and dtype
+    for other in ids[1:]:
+        total = b.add("add", (total, other), first.shape, first.dtype)
+    return total
