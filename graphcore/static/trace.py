@@ -43,12 +43,15 @@ class _Builder:
         self.instances: dict[int, FunctionNode] = {}
         self.name = name
         self.count = 0
+        self.by_id: dict[int, Node] = {}
 
     def add(self, op: str, inputs: tuple[int, ...], shape, dtype, attrs=None, name=None) -> int:
         node_id = self.count
         self.count += 1
-        self.nodes.append(Node(node_id, op, tuple(inputs), dict(attrs or {}),
-                               None if shape is None else tuple(shape), str(dtype), name))
+        node = Node(node_id, op, tuple(inputs), dict(attrs or {}),
+                    None if shape is None else tuple(shape), str(dtype), name)
+        self.nodes.append(node)
+        self.by_id[node_id] = node
         return node_id
 
     def const(self, array: np.ndarray) -> int:
@@ -202,7 +205,7 @@ def _emit_forward(b: _Builder, fnode: FunctionNode) -> None:
 def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
                    trainable: Mapping[str, Parameter]) -> dict[str, int]:
     """Reverse mode over the traced nodes; returns ``{"grad/<param>": id}``."""
-    by_id = {n.id: n for n in b.nodes}
+    by_id = b.by_id
     node_of = {id(f): i for i, f in b.instances.items()}
     wanted = {b.ids[id(p)] for p in trainable.values()}
     # values whose gradient is needed: on some path from a trainable parameter
@@ -237,6 +240,9 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
             x = by_id[x_id]
             if _passes_gradient(fnode_ir, i, x, by_id, b):
                 vid = gys[0]  # d(a + b)/da is the identity: reuse the incoming gradient
+            elif _bias_of_one_row(fnode_ir, i, gys, by_id):
+                # a bias's gradient over a single row is that row: a view, no computation
+                vid = b.add("reshape", (gys[0],), x.shape, x.dtype, {"shape": x.shape})
             else:
                 vid = b.add("vjp", (fid, *gys), x.shape, x.dtype,
                             {"of": fnode_ir.op, "index": i})
@@ -255,9 +261,15 @@ def _passes_gradient(fnode: Node, index: int, x: Node, by_id: dict, b: _Builder)
     return same and (fnode.op in ("add", "add_scalar") or (fnode.op == "sub" and index == 0))
 
 
+def _bias_of_one_row(fnode: Node, index: int, gys: list[int], by_id: dict) -> bool:
+    gy = by_id.get(gys[0])
+    return (fnode.op == "linear" and index == 2 and gy is not None and gy.shape is not None
+            and int(np.prod(gy.shape[:-1])) == 1)
+
+
 def _sum(b: _Builder, ids: list[int]) -> int:
     total = ids[0]
-    first = next(n for n in b.nodes if n.id == total)  # every term has this shape and dtype
+    first = b.by_id[total]  # every term has this shape and dtype
     for other in ids[1:]:
         total = b.add("add", (total, other), first.shape, first.dtype)
     return total
