@@ -1,9 +1,40 @@
 """Option types shared by several commands."""
 
+from __future__ import annotations
+
 from enum import StrEnum
+from typing import Any
+
+import typer
+
+from cli.errors import USAGE, CliError
+from graphcore.static.passes import PASS_NAMES, select
 
 
 class Mode(StrEnum):
-    """Execution mode. Static mode (trace, optimize, replay) arrives with its own issue."""
+    """Execution mode: define-by-run, or static (trace once, optimize, replay a plan)."""
 
     dynamic = "dynamic"
+    static = "static"
+
+
+PASSES_HELP = (f"Static-mode passes: -NAME switches one off (-fuse,-cse), plain names run "
+               f"exactly those (dce,cse); passes: {', '.join(PASS_NAMES)}.")
+
+
+def passes_option() -> Any:
+    """The ``--passes`` option (a fresh ``typer.Option`` for each command)."""
+    return typer.Option(None, "--passes", help=PASSES_HELP)
+
+
+def parse_passes(text: str | None) -> list[str] | None:
+    """``--passes`` as the list ``select`` reads (None: the default pipeline). An unknown pass
+    name is a usage error (exit 2) with ``select``'s message."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    try:
+        select(items)
+    except ValueError as e:
+        raise CliError(f"--passes: {e}", USAGE) from None
+    return items

@@ -23,10 +23,16 @@ def stderr_console() -> Console:
     return _console(sys.stderr)
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit(1) here; let the one error handler end quietly with its pipe code.
+        raise BrokenPipeError
+
+
 def _console(file) -> Console:
-    console = Console(file=file, highlight=False, soft_wrap=True)
+    console = _Console(file=file, highlight=False, soft_wrap=True)
     if not console.is_terminal:  # a pipe or a file: never wrap tables to 80 columns
-        console = Console(file=file, highlight=False, soft_wrap=True, width=1000)
+        console = _Console(file=file, highlight=False, soft_wrap=True, width=1000)
     return console
 
 

@@ -1,5 +1,7 @@
 """Time specs: forward, backward and total time (median and spread) per mode and batch size,
-peak memory, and with --profile the time each op took."""
+peak memory, and with --profile the time each op took. --modes dynamic,static adds static
+mode: compile time, replay time, speedup over define-by-run, the plan cache's hits and misses
+and what each pass removed."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
+from cli.options import parse_passes, passes_option
 from graphcore.spec.bench import FIELDS, MODES, BenchOptionError, BenchResult, bench_specs
 
 SCHEMA_VERSION = 1
@@ -40,6 +43,7 @@ def bench(
     batch: str | None = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,32,256: the "
                                      "leading axis of every generated input."),
     profile: bool = typer.Option(False, "--profile", help="Add a per-op time table."),
+    passes: str | None = passes_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
@@ -50,6 +54,9 @@ def bench(
         raise CliError(f"--json and --format {fmt.value} ask for two formats; pick one", USAGE)
     fmt = Format.json if json_out else (fmt or Format.table)
     mode_list = _parse_modes(modes)
+    pass_list = parse_passes(passes)
+    if pass_list is not None and "static" not in mode_list:
+        raise CliError("--passes applies to static mode; add it: --modes dynamic,static", USAGE)
     batches = _parse_batches(batch)
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
@@ -57,7 +64,7 @@ def bench(
     with _progress_bar(quiet) as progress:
         try:
             results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,
-                                  progress)
+                                  progress, pass_list)
         except BenchOptionError as e:
             raise CliError(str(e), USAGE, hint="without --batch each spec keeps its own "
                            "shapes") from None
@@ -150,6 +157,8 @@ def _csv(results: Sequence[BenchResult]) -> str:
 # --- tables ---------------------------------------------------------------------------------
 def _render(results: Sequence[BenchResult], console: Console) -> None:
     output.show(console, _timing_table(results, console))
+    if any(r.passes is not None for r in results):
+        output.show(console, _passes_table(results, console))
     for r in results:
         if r.profile is not None:
             output.show(console, _profile_table(r, console))
@@ -179,6 +188,8 @@ def _timing_table(results: Sequence[BenchResult], console: Console):
         "compile": lambda d: _or_dash(d["compile_ms"], _ms),
         "speedup": lambda d: _or_dash(d["speedup"], lambda s: f"{s:.2f}x"),
         "peak mem": lambda d: _bytes(d["peak_memory_bytes"]),
+        "cache": lambda d: "-" if d["cache_hits"] is None else
+        f"{d['cache_hits']} hit / {d['cache_misses']} miss",
     }
     title = (f"ms per iteration, median of {results[0].repeat} after {results[0].warmup} "
              "warm-up")
@@ -187,7 +198,8 @@ def _timing_table(results: Sequence[BenchResult], console: Console):
     if console.is_terminal and natural > console.width:
         one_mode = len({d["mode"] for d in rows}) == 1
         idle = {"mode": one_mode, "speedup": one_mode,
-                "compile": all(d["compile_ms"] is None for d in rows)}
+                "compile": all(d["compile_ms"] is None for d in rows),
+                "cache": all(d["cache_hits"] is None for d in rows)}
         kept = {k: f for k, f in columns.items() if not idle.get(k)}
         t = _table(kept, rows, title + (f", mode {rows[0]['mode']}" if one_mode else ""),
                    console)
@@ -202,6 +214,22 @@ def _table(columns: dict[str, Any], rows: list[dict[str, Any]], title: str, cons
     for column in t.columns[1:]:
         column.justify = "right"
         column.no_wrap = True
+    return t
+
+
+def _passes_table(results: Sequence[BenchResult], console: Console):
+    """Per static result, what each pass removed from the plan it replayed."""
+    t = output.table("spec", "batch", "pass", "nodes removed", "bytes saved",
+                     title="static passes (the replayed plan)", console=console)
+    for r in results:
+        for p in r.passes or ():
+            t.add_row(r.spec, _or_dash(r.batch), p["name"], str(p["nodes_removed"]),
+                      _bytes(p["bytes_saved"]))
+    t.columns[0].no_wrap = True
+    for column in t.columns[1:]:
+        column.justify = "right"
+        column.no_wrap = True
+    t.columns[2].justify = "left"
     return t
 
 

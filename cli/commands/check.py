@@ -22,6 +22,10 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
+    if mode is Mode.static:
+        raise CliError("check runs define-by-run only; --mode static is not available here",
+                       USAGE, hint="compare static with dynamic results: graphtool run --mode "
+                       "static --json")
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)

@@ -1,5 +1,6 @@
 """Run a spec once: forward, and backward when it has a loss; report outputs, loss, gradient
-norms, the path taken and timings."""
+norms, the path taken and timings. --mode static traces, optimizes and runs a plan, and also
+writes the IR before and after the passes (ir.txt, ir.optimized.txt)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode
+from cli.options import Mode, parse_passes, passes_option
 from graphcore.spec.report import run_report
+
+IR_FILES = {"ir": "ir.txt", "optimized": "ir.optimized.txt"}
 
 
 @command
 def run(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode."),
+    passes: str | None = passes_option(),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -27,21 +31,29 @@ def run(
                                        help="Save outputs, loss and gradients (.npz)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
+    pass_list = parse_passes(passes)
+    if pass_list is not None and mode is not Mode.static:
+        raise CliError("--passes applies to --mode static", USAGE)
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
     loaded = specs.load(spec, sets)
     report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
-                        input_overrides=overrides, mode=mode.value)
+                        input_overrides=overrides, mode=mode.value, passes=pass_list)
     document = report.to_dict()
     folder = files.artifact_dir(out_dir, loaded.name)
     written = [files.write_text(folder / "run.json", output.to_json(document))]
+    for stage, text in report.ir_texts().items():
+        written.append(files.write_text(folder / IR_FILES[stage], text))
     if arrays is not None:
         written.append(files.write_npz(arrays, report.arrays()))
     if json_out:
         output.emit_json(document)
     else:
         _render(document)
+    if report.ir_texts() and report.result.examples > 1:
+        output.note(f"the IR files show the plan of the last example ({report.result.examples} "
+                    "of them ran; the plan is traced per input shape and path)", quiet)
     output.wrote(written, quiet)
 
 
@@ -68,3 +80,22 @@ def _render(doc: dict) -> None:
     timing = doc["timing_ms"]
     console.print(f"time  forward {timing['forward']:.3f} ms  backward {timing['backward']:.3f} "
                   f"ms  total {timing['total']:.3f} ms")
+    if doc.get("static") is not None:
+        console.print(static_line(doc["static"], timing["compile"]))
+
+
+def static_line(static: dict, compile_ms: float) -> str:
+    """One line: compile time, plan cache, IR size, and what each pass removed."""
+    cache, nodes = static["cache"], static["nodes"]
+    removed = [" ".join([p["name"], *(_less(p[key], unit) for key, unit in
+                                      (("nodes_removed", "nodes"), ("bytes_saved", "B"))
+                                      if p[key])])
+               for p in static["passes"] if p["nodes_removed"] or p["bytes_saved"]]
+    return (f"static  compile {compile_ms:.3f} ms  cache {cache['hits']} hits "
+            f"{cache['misses']} misses  IR {nodes['traced']} -> {nodes['optimized']} nodes  "
+            f"passes: {', '.join(removed) if removed else 'nothing removed'}")
+
+
+def _less(n: int, unit: str) -> str:
+    """``-3 nodes`` for 3 removed (``+3 nodes`` for 3 added)."""
+    return f"-{n} {unit}" if n > 0 else f"+{-n} {unit}"

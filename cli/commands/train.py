@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode
+from cli.options import Mode, parse_passes, passes_option
 from graphcore import serializers
 from graphcore.spec.training import TrainingOptionError, TrainResult, train_spec
 
@@ -41,7 +41,9 @@ def train(
                                     "sgd/momentum 0.01, adam 0.001)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
                                           help="Examples per step (default: all the data)."),
-    mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode."),
+    mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "
+                              "step replays one compiled plan)."),
+    passes: str | None = passes_option(),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -50,6 +52,9 @@ def train(
     out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages or progress on stderr."),
 ) -> None:
+    pass_list = parse_passes(passes)
+    if pass_list is not None and mode is not Mode.static:
+        raise CliError("--passes applies to --mode static", USAGE)
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
@@ -58,7 +63,7 @@ def train(
         try:
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,
                                 batch_size=batch_size, seed=seed, input_overrides=overrides,
-                                on_step=on_step)
+                                on_step=on_step, mode=mode.value, passes=pass_list)
         except TrainingOptionError as e:
             raise CliError(str(e), USAGE) from None
     folder = files.artifact_dir(out_dir, loaded.name)
@@ -67,11 +72,11 @@ def train(
         save.parent.mkdir(parents=True, exist_ok=True)
         serializers.save_npz(save, result.model)  # atomic: a temporary file, then a rename
         written.append(str(save))
-    document = result.to_dict(mode.value)
+    document = result.to_dict()
     if json_out:
         output.emit_json(document)
     else:
-        _render(result, mode.value)
+        _render(result)
     output.wrote(written, quiet)
 
 
@@ -103,13 +108,17 @@ def _progress(steps: int, quiet: bool) -> Iterator[Callable[[int, float], None] 
         yield on_step
 
 
-def _render(result: TrainResult, mode: str) -> None:
+def _render(result: TrainResult) -> None:
     console = output.stdout_console()
     batch = "all" if result.batch_size is None else str(result.batch_size)
-    console.print(f"{result.spec.name}  mode {mode}  seed {result.seed}  "
+    console.print(f"{result.spec.name}  mode {result.mode}  seed {result.seed}  "
                   f"{result.optimizer} lr {result.lr:g}  {result.steps} steps  batch {batch}")
     t = output.table("step", "loss", console=console)
     for step in table_steps(result.steps):
         t.add_row(str(step), f"{result.losses[step - 1]:.6g}")
     output.show(console, t)
     console.print(f"final loss {result.final_loss:.6g} (all the data, trained parameters)")
+    if result.cache is not None:
+        c = result.cache
+        console.print(f"static  compile {c.compile_ms:.3f} ms  cache {c.hits} hits {c.misses} "
+                      f"misses  {len(c.keys)} plans")

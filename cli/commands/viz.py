@@ -1,5 +1,7 @@
 """Draw the graph a spec executes, as Chainer draws it: graph.dot and graph.png, loop bodies as
-clusters. -o - prints the DOT on stdout instead (files only for formats named by --format)."""
+clusters. --stage ir draws static mode's traced IR (ir.dot, ir.png, and ir.txt), --stage
+optimized the IR after the passes (ir.optimized.*), --stage all all three. -o - prints the
+DOT on stdout instead (files only for formats named by --format)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,19 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from graphcore.spec.drawing import draw_spec, render_png
+from cli.options import parse_passes, passes_option
+from graphcore.spec.drawing import STAGES, draw_stages, render_png
 
 FORMATS = ("dot", "png")
 STDOUT = "-"
+BASENAMES = {"executed": "graph", "ir": "ir", "optimized": "ir.optimized"}
+
+
+class Stage(StrEnum):
+    executed = "executed"
+    ir = "ir"
+    optimized = "optimized"
+    all = "all"
 
 
 class Rankdir(StrEnum):
@@ -29,6 +40,9 @@ def viz(
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     rankdir: Rankdir = typer.Option(Rankdir.TB, "--rankdir", help="Layout direction."),
+    stage: Stage = typer.Option(Stage.executed, "--stage", help="What to draw: the executed "
+                                "graph, static mode's IR, the IR after the passes, or all."),
+    passes: str | None = passes_option(),
     formats: str | None = typer.Option(
         None, "--format", help="Artifacts to write, a comma list of dot, png (default dot,png; "
         "none with -o)."),
@@ -40,24 +54,36 @@ def viz(
 ) -> None:
     wanted = _parse_formats(formats if formats is not None else
                             ("dot,png" if destination is None else ""))
+    stages = list(STAGES) if stage is Stage.all else [stage.value]
+    if destination is not None and len(stages) > 1:
+        raise CliError("-o takes one drawing, and --stage all draws three", USAGE,
+                       hint="pick one stage for -o, or drop -o to write them all")
+    pass_list = parse_passes(passes)
+    if pass_list is not None and stages == ["executed"]:
+        raise CliError("--passes applies to --stage ir, optimized or all", USAGE)
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
     loaded = specs.load(spec, sets)
-    drawing = draw_spec(loaded, seed=seed, input_overrides=overrides, rankdir=rankdir.value)
-    dot = drawing.dot + "\n"
+    drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
+                           rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.
     artifacts: dict[Path, bytes] = {}
-    png = render_png(drawing.dot) if "png" in wanted or _is_png(destination) else None
-    if wanted:
-        folder = files.artifact_dir(out_dir, loaded.name)
+    folder = out_dir / loaded.name  # created by the first write, after every render
+    for name, drawing in drawings.items():
+        dot = (drawing.dot + "\n").encode("utf-8")
+        png = render_png(drawing.dot) if "png" in wanted or _is_png(destination) else None
+        base = BASENAMES[name]
         for fmt in wanted:
-            artifacts[folder / f"graph.{fmt}"] = png if fmt == "png" else dot.encode("utf-8")
-    if destination not in (None, STDOUT):
-        artifacts[Path(destination)] = png if _is_png(destination) else dot.encode("utf-8")
+            artifacts[folder / f"{base}.{fmt}"] = png if fmt == "png" else dot
+        if wanted and drawing.text is not None:
+            artifacts[folder / f"{base}.txt"] = drawing.text.encode("utf-8")
+        if destination not in (None, STDOUT):
+            artifacts[Path(destination)] = png if _is_png(destination) else dot
     written = [files.write_bytes(path, data) for path, data in artifacts.items()]
-    if destination == STDOUT:
-        sys.stdout.write(dot)
+    drawing = next(iter(drawings.values()))
+    if destination == STDOUT:  # one stage here: -o refuses --stage all
+        sys.stdout.write(drawing.dot + "\n")
         sys.stdout.flush()
     if drawing.examples > 1:
         output.note(f"drew example {drawing.example + 1} of {drawing.examples} (the graph runs "

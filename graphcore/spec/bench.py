@@ -8,8 +8,16 @@ untimed iterations, then ``repeat`` timed ones (forward and backward timed apart
 ``run_spec``, with the garbage collector paused), then one separate iteration under
 ``tracemalloc`` for the peak memory, and with ``profile`` ``repeat`` more under
 ``profile_ops()`` for the per-op table; tracing and profiling never touch the timed iterations.
-A mode that compiles (static mode, later) reports its compile time apart in ``compile_ms``;
-``speedup`` is the dynamic mode's median over this mode's (so dynamic is 1.0).
+``speedup`` is the dynamic mode's median over this mode's at the same batch size (so dynamic
+is 1.0; None when dynamic is not measured).
+
+Static mode (``static``) runs the spec through a ``StaticSpecRunner``: its first call traces,
+optimizes and lowers the plan, and is timed apart, before the warm-up, into ``compile_ms``;
+the warm-up and timed iterations then replay. Its result also carries, per pass of the plan it
+replayed, what the pass removed (``passes``: name, nodes_removed, bytes_saved) and the plan
+cache's hits and misses after the timed iterations (``cache_hits``, ``cache_misses``; a
+dynamic spec whose path repeats hits on every call after the first). ``passes`` chooses the
+passes as ``graphcore.static.passes.select`` reads them (``["-fuse"]``).
 
 Batch sizes rewrite the leading axis of every generated input (random, zeros, ones) in a copy
 of the spec; an input read from a file or stdin, a sequence input (``lengths``) or an input
@@ -34,7 +42,7 @@ from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import RunResult, build_model, run_spec
 from graphcore.spec.model import Spec
 
-MODES = ("dynamic",)
+MODES = ("dynamic", "static")
 BASELINE_MODE = "dynamic"
 DIGITS = 4  # milliseconds are reported to 0.1 microsecond
 Progress = Callable[[int, int, str], None]
@@ -63,6 +71,9 @@ class BenchResult:
     peak_memory_bytes: int | None = None
     speedup: float | None = None
     profile: ProfileReport | None = None
+    passes: list[dict[str, Any]] | None = None  # static: name, nodes_removed, bytes_saved
+    cache_hits: int | None = None  # static: the plan cache after the timed iterations
+    cache_misses: int | None = None
 
     @property
     def total_ms(self) -> list[float]:
@@ -73,7 +84,8 @@ class BenchResult:
         return float(np.median(self.total_ms))
 
     def to_dict(self) -> dict[str, Any]:
-        """Flat measurements (what CSV rows hold) plus ``profile`` (a nested table or None)."""
+        """Flat measurements (what CSV rows hold) plus ``passes`` (a list, None in dynamic
+        mode) and ``profile`` (a nested table or None)."""
         total = _stats(self.total_ms)
         doc: dict[str, Any] = {
             "spec": self.spec, "mode": self.mode, "batch": self.batch, "seed": self.seed,
@@ -87,6 +99,9 @@ class BenchResult:
         doc["compile_ms"] = None if self.compile_ms is None else round(self.compile_ms, DIGITS)
         doc["speedup"] = self.speedup
         doc["peak_memory_bytes"] = self.peak_memory_bytes
+        doc["cache_hits"] = self.cache_hits
+        doc["cache_misses"] = self.cache_misses
+        doc["passes"] = None if self.passes is None else [dict(p) for p in self.passes]
         doc["profile"] = None
         if self.profile is not None:
             doc["profile"] = {"iterations": self.repeat, **self.profile.to_dict(DIGITS)}
@@ -96,24 +111,27 @@ class BenchResult:
 FIELDS = ("spec", "mode", "batch", "seed", "repeat", "warmup", "examples", "median_ms",
           "min_ms", "max_ms", "iqr_ms", "forward_median_ms", "forward_min_ms", "forward_max_ms",
           "backward_median_ms", "backward_min_ms", "backward_max_ms", "compile_ms", "speedup",
-          "peak_memory_bytes")
+          "peak_memory_bytes", "cache_hits", "cache_misses")
 """The flat keys of ``BenchResult.to_dict()``, in table order (the CSV header)."""
 
 
 def bench_spec(spec: Spec, modes: Sequence[str] = MODES, batches: Sequence[int] | None = None,
                repeat: int = 10, warmup: int = 2, profile: bool = False,
-               seed: int | None = None, progress: Progress | None = None) -> list[BenchResult]:
+               seed: int | None = None, progress: Progress | None = None,
+               passes: Sequence[str] | None = None) -> list[BenchResult]:
     """Benchmark one spec: a result per (batch size, mode), batch sizes in the given order."""
-    return bench_specs([spec], modes, batches, repeat, warmup, profile, seed, progress)
+    return bench_specs([spec], modes, batches, repeat, warmup, profile, seed, progress,
+                       passes)
 
 
 def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
                 batches: Sequence[int] | None = None, repeat: int = 10, warmup: int = 2,
                 profile: bool = False, seed: int | None = None,
-                progress: Progress | None = None) -> list[BenchResult]:
+                progress: Progress | None = None,
+                passes: Sequence[str] | None = None) -> list[BenchResult]:
     """Benchmark several specs; every option is checked against every spec before anything
-    runs, so a bad combination fails at once."""
-    _check_options(modes, batches, repeat, warmup)
+    runs, so a bad combination fails at once. ``passes`` applies to static mode."""
+    _check_options(modes, batches, repeat, warmup, passes)
     plans = [(s, batched_spec(s, b)) for s in specs for b in (batches or [None])]
     per_run = warmup + repeat + 1 + (repeat if profile else 0)
     total = len(plans) * len(modes) * per_run
@@ -122,8 +140,8 @@ def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
     for original, variant in plans:
         run_seed = original.seed if seed is None else seed
         inputs = make_inputs(variant.inputs, run_seed, variant.folder)
-        group = [_bench_mode(variant, inputs, mode, run_seed, repeat, warmup, profile, counter)
-                 for mode in modes]
+        group = [_bench_mode(variant, inputs, mode, run_seed, repeat, warmup, profile, counter,
+                             passes) for mode in modes]
         _set_speedups(group)
         results.extend(group)
     return results
@@ -167,7 +185,8 @@ def leading_axis(spec: Spec) -> int | None:
 class _Dynamic:
     """Define-by-run: every iteration records a fresh graph. Nothing to compile."""
 
-    def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int) -> None:
+    def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
+                 passes: Sequence[str] | None = None) -> None:
         self.spec, self.inputs, self.seed = spec, inputs, seed
         self.model = build_model(spec, seed)
         self.compile_ms: float | None = None
@@ -175,13 +194,41 @@ class _Dynamic:
     def step(self) -> RunResult:
         return run_spec(self.spec, self.model, self.inputs, seed=self.seed)
 
+    def finish(self, result: BenchResult) -> None:
+        """Add what this mode knows beyond timings (nothing, define-by-run)."""
 
-RUNNERS = {"dynamic": _Dynamic}
+
+class _Static:
+    """Static mode: the first call traces, runs the passes and lowers a plan (``compile_ms``,
+    timed here, apart from the iterations); later calls replay it."""
+
+    def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
+                 passes: Sequence[str] | None = None) -> None:
+        from graphcore.static.spec_mode import StaticSpecRunner
+
+        self.spec, self.inputs, self.seed = spec, inputs, seed
+        self.model = build_model(spec, seed)
+        self.runner = StaticSpecRunner(spec, self.model, passes=passes)
+        self.runner.run(inputs, seed=seed)
+        self.compile_ms: float | None = self.runner.stats.compile_ms
+
+    def step(self) -> RunResult:
+        return self.runner.run(self.inputs, seed=self.seed)
+
+    def finish(self, result: BenchResult) -> None:
+        stats, variant = self.runner.stats, self.runner.last
+        result.cache_hits, result.cache_misses = stats.hits, stats.misses
+        result.passes = [{"name": r.name, "nodes_removed": r.nodes_removed,
+                          "bytes_saved": r.bytes_saved} for r in variant.reports]
+
+
+RUNNERS = {"dynamic": _Dynamic, "static": _Static}
 
 
 def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat: int,
-                warmup: int, profile: bool, counter: _Counter) -> BenchResult:
-    runner = RUNNERS[mode](spec, inputs, seed)
+                warmup: int, profile: bool, counter: _Counter,
+                passes: Sequence[str] | None = None) -> BenchResult:
+    runner = RUNNERS[mode](spec, inputs, seed, passes)
     where = f"{spec.name} {mode}" + ("" if leading_axis(spec) is None
                                      else f" batch {leading_axis(spec)}")
     result = BenchResult(spec.name, mode, leading_axis(spec), seed, repeat, warmup,
@@ -195,6 +242,7 @@ def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat
         result.backward_ms.append(run.timing_ms["backward"])
         result.examples = run.examples
         counter.tick(f"{where}: timing")
+    runner.finish(result)
     result.peak_memory_bytes = _peak_bytes(runner.step)
     counter.tick(f"{where}: memory")
     if profile:
@@ -242,7 +290,14 @@ def _set_speedups(group: list[BenchResult]) -> None:
 
 # --- helpers --------------------------------------------------------------------------------
 def _check_options(modes: Sequence[str], batches: Sequence[int] | None, repeat: int,
-                   warmup: int) -> None:
+                   warmup: int, passes: Sequence[str] | None = None) -> None:
+    if passes is not None:
+        from graphcore.static.passes import select
+
+        try:
+            select(passes)
+        except ValueError as e:
+            raise BenchOptionError(str(e)) from None
     if not modes:
         raise BenchOptionError("no mode to benchmark")
     for mode in modes:

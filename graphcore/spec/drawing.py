@@ -18,6 +18,12 @@ last example's graph (all examples run, so dropout draws the same numbers as ``r
 Node and cluster ids are sequential, so the same spec, seed and inputs give byte-identical
 DOT. ``render_png(dot)`` turns DOT into PNG bytes with Graphviz ``dot`` or ``graphviz-pure``.
 Nothing here prints or writes files.
+
+``draw_stages(spec, stages)`` draws several stages from one set of inputs (read once, so an
+input on stdin serves them all): ``executed`` is ``draw_spec``'s drawing; ``ir`` and
+``optimized`` run the spec once in static mode (forward and, with a loss, backward) and draw
+the IR the trace recorded and the IR after the passes (``passes`` selects them) with
+``graphcore.static.drawing.graph_to_dot``; their ``Drawing.text`` is the IR's text form.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import contextlib
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -48,6 +54,7 @@ from graphcore.variable import Variable
 
 Scope = tuple[tuple[Step, int], ...]  # the loop iterations around an op, outermost first
 RENDER_TIMEOUT_S = 120
+STAGES = ("executed", "ir", "optimized")
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class Drawing:
     clusters: int  # DOT clusters (loop runs and their iterations)
     example: int  # the example drawn (0-based)
     examples: int  # how many examples the run had
+    text: str | None = None  # ir / optimized stages: the IR's text form
 
 
 def draw_spec(spec: Spec, *, seed: int | None = None,
@@ -75,14 +83,58 @@ def draw_spec(spec: Spec, *, seed: int | None = None,
     'digraph graphname{rankdir=TB;0 [label="f'
     """
     seed = spec.seed if seed is None else seed
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    return _draw_executed(spec, arrays, seed, rankdir)
+
+
+def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int | None = None,
+                input_overrides: Mapping[str, str] | None = None,
+                stdin: BinaryIO | None = None, rankdir: str = "TB",
+                passes: Sequence[str] | None = None) -> dict[str, Drawing]:
+    """One ``Drawing`` per stage (``executed``, ``ir``, ``optimized``), in the order asked.
+
+    The inputs are made once and shared; ``ir`` and ``optimized`` come from one static-mode
+    run (``passes`` as ``graphcore.static.passes.select`` reads them: an unknown stage or pass
+    raises ``ValueError``; a spec static mode cannot trace raises ``TraceError``)."""
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise ValueError(f"unknown stage {unknown[0]!r}; stages: {', '.join(STAGES)}")
+    seed = spec.seed if seed is None else seed
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    drawings: dict[str, Drawing] = {}
+    if "executed" in stages:
+        drawings["executed"] = _draw_executed(spec, arrays, seed, rankdir)
+    if "ir" in stages or "optimized" in stages:
+        drawings.update(_draw_ir(spec, arrays, seed, rankdir, passes))
+    return {stage: drawings[stage] for stage in stages}
+
+
+def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str) -> Drawing:
     model = build_model(spec, seed)
-    inputs = _as_variables(make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin))
+    inputs = _as_variables(arrays)
     run, roots, examples = _run_last_example(spec, model, inputs, seed)
     with _parameters_named_by_path(model):
         graph = build_computational_graph(roots, rankdir=rankdir)
         dot, clusters = _dump_with_clusters(graph, run)
     return Drawing(spec=spec.name, dot=dot, nodes=len(graph.nodes), clusters=clusters,
                    example=examples - 1, examples=examples)
+
+
+def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
+             passes: Sequence[str] | None) -> dict[str, Drawing]:
+    """The traced IR and the optimized IR of one static-mode run (the last example's plan)."""
+    from graphcore.static.drawing import graph_to_dot
+    from graphcore.static.spec_mode import StaticSpecRunner
+
+    runner = StaticSpecRunner(spec, build_model(spec, seed), passes=passes)
+    result = runner.run(arrays, seed=seed)
+    variant = runner.last
+    out = {}
+    for stage, graph in (("ir", variant.trace.graph), ("optimized", variant.plan.graph)):
+        out[stage] = Drawing(spec=spec.name, dot=graph_to_dot(graph, rankdir).rstrip("\n"),
+                             nodes=len(graph.nodes), clusters=0, example=result.examples - 1,
+                             examples=result.examples, text=graph.text())
+    return out
 
 
 def _as_variables(inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,11 +4,21 @@
 a loss) and returns a ``RunReport`` whose ``to_dict()`` is the documented JSON document
 (apart from the ``schema_version`` the CLI adds). Arrays are summarized, never dumped; the
 full arrays go to ``arrays()`` for ``-o arrays.npz``.
+
+``mode="static"`` runs the spec through a ``StaticSpecRunner`` (trace, passes, plan, replay):
+the document is the dynamic one (same outputs, loss, gradient norms and path, within float
+tolerance) with ``mode: "static"``, a ``static`` section (the plan cache's hits, misses,
+evictions and plans; per pass what it removed: ``name``, ``nodes_removed``, ``bytes_saved``,
+``notes``; the IR's node count before and after the passes) and ``timing_ms.compile`` (what
+tracing, the passes and lowering cost). Every time lives under ``timing_ms``, so static
+documents too are byte-identical across runs apart from ``timing_ms``. ``ir_texts()`` gives
+the IR text before and after the passes (``ir.txt``, ``ir.optimized.txt``); with sequence
+inputs, of the last example's plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -20,6 +30,7 @@ from graphcore.spec.model import Spec
 from graphcore.variable import Variable
 
 SCHEMA_VERSION = 1
+MODES = ("dynamic", "static")
 
 
 @dataclass
@@ -29,6 +40,29 @@ class RunReport:
     mode: str
     result: RunResult
     model: SpecModel
+    static: Any = None  # the StaticSpecRunner of a static-mode run
+
+    def static_summary(self) -> dict[str, Any] | None:
+        """Static mode's section of the document (None in dynamic mode); no times in it."""
+        if self.static is None:
+            return None
+        variant = self.static.last
+        cache = self.static.stats.to_dict()
+        cache.pop("compile_ms")
+        return {
+            "cache": cache,
+            "passes": [{k: v for k, v in r.to_dict().items() if k != "time_ms"}
+                       for r in variant.reports],
+            "nodes": {"traced": len(variant.trace.graph.nodes),
+                      "optimized": len(variant.plan.graph.nodes)},
+        }
+
+    def ir_texts(self) -> dict[str, str]:
+        """``{"ir": traced IR text, "optimized": IR after the passes}``; empty when dynamic."""
+        if self.static is None:
+            return {}
+        variant = self.static.last
+        return {"ir": variant.trace.graph.text(), "optimized": variant.plan.graph.text()}
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         return {name: summarize(value) for name, value in self.result.outputs.items()}
@@ -39,7 +73,10 @@ class RunReport:
                 for name, p in self.model.namedparams() if p.grad is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        timing = dict(self.result.timing_ms)
+        if self.static is not None:
+            timing["compile"] = self.static.stats.compile_ms
+        doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": self.spec.name,
             "seed": self.seed,
@@ -49,8 +86,11 @@ class RunReport:
             "grads": self.grads(),
             "path": [entry.to_dict() for entry in self.result.path],
             "examples": self.result.examples,
-            "timing_ms": {k: round(v, 3) for k, v in self.result.timing_ms.items()},
+            "timing_ms": {k: round(v, 3) for k, v in timing.items()},
         }
+        if self.static is not None:
+            doc["static"] = self.static_summary()
+        return doc
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Outputs by value name, ``loss``, and ``grad/<param key>``, for an .npz file."""
@@ -83,14 +123,32 @@ def summarize(value: Any) -> dict[str, Any]:
 
 def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None = None,
                input_overrides: Mapping[str, str] | None = None,
-               stdin: BinaryIO | None = None, mode: str = "dynamic") -> RunReport:
-    """Run ``spec`` once (loading ``params_file`` first when given) and report it."""
+               stdin: BinaryIO | None = None, mode: str = "dynamic",
+               passes: Sequence[str] | None = None) -> RunReport:
+    """Run ``spec`` once (loading ``params_file`` first when given) and report it.
+
+    ``mode``: ``dynamic`` (define-by-run) or ``static`` (traced, optimized and run as a plan;
+    ``passes`` selects the passes as ``graphcore.static.passes.select`` reads them, e.g.
+    ``["-fuse"]``; an unknown name raises ``ValueError``)."""
     from graphcore.spec import make_inputs, run_spec
 
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
+    runner = None
+    if mode == "static":
+        from graphcore.static.passes import select
+
+        select(passes)  # an unknown pass fails before anything runs
     seed = spec.seed if seed is None else seed
     model = build_model(spec, seed)
     inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     if params_file is not None:
         serializers.load_npz(params_file, model)
-    result = run_spec(spec, model, inputs, seed=seed)
-    return RunReport(spec, seed, mode, result, model)
+    if mode == "static":
+        from graphcore.static.spec_mode import StaticSpecRunner
+
+        runner = StaticSpecRunner(spec, model, passes=passes)
+        result = runner.run(inputs, seed=seed)
+    else:
+        result = run_spec(spec, model, inputs, seed=seed)
+    return RunReport(spec, seed, mode, result, model, runner)

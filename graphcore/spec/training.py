@@ -23,12 +23,20 @@ equal to the data size means full batches, unshuffled.
 
 ``losses[k]`` is the loss of step ``k + 1``'s batch before its update; ``final_loss`` is the
 loss of all the data under the trained parameters, what ``graphtool run --params`` reports.
+
+``mode="static"`` runs every step (and the final evaluation) through one ``StaticSpecRunner``:
+the first step traces and compiles a plan, later steps with the same input shapes (and, for
+a dynamic spec, the same path) replay it. The optimizer updates the parameters in place, so
+each replay reads the updated values; the losses equal define-by-run's within float
+tolerance. ``TrainResult.cache`` is then the plan cache's ``CacheStats`` (hits, misses,
+compile time) and ``to_dict()`` carries it under ``static``.
 """
 
 from __future__ import annotations
 
+import functools
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -65,21 +73,27 @@ class TrainResult:
     losses: list[float]
     final_loss: float
     model: SpecModel
+    mode: str = "dynamic"
+    cache: Any = None  # static mode: the plan cache's CacheStats
 
     def params(self) -> dict[str, np.ndarray]:
         """The trained parameters keyed as ``save_npz`` writes them (``l1/W``)."""
         return {name.lstrip("/"): p.array for name, p in self.model.namedparams()
                 if p.array is not None}
 
-    def to_dict(self, mode: str = "dynamic") -> dict[str, Any]:
+    def to_dict(self, mode: str | None = None) -> dict[str, Any]:
+        """The ``train --json`` document; static mode adds ``static: {cache: {...}}``."""
         from graphcore.spec.report import SCHEMA_VERSION
 
-        return {
+        doc = {
             "schema_version": SCHEMA_VERSION, "spec": self.spec.name, "seed": self.seed,
-            "mode": mode, "optimizer": self.optimizer, "lr": self.lr, "steps": self.steps,
-            "batch_size": self.batch_size, "losses": self.losses,
-            "final_loss": self.final_loss,
+            "mode": self.mode if mode is None else mode, "optimizer": self.optimizer,
+            "lr": self.lr, "steps": self.steps, "batch_size": self.batch_size,
+            "losses": self.losses, "final_loss": self.final_loss,
         }
+        if self.cache is not None:
+            doc["static"] = {"cache": self.cache.to_dict()}
+        return doc
 
 
 def require_loss(spec: Spec, purpose: str) -> None:
@@ -108,9 +122,14 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
                batch_size: int | None = None, seed: int | None = None,
                input_overrides: Mapping[str, str] | None = None,
                stdin: BinaryIO | None = None,
-               on_step: Callable[[int, float], None] | None = None) -> TrainResult:
-    """Train ``spec``'s parameters for ``steps`` updates; see the module docstring."""
+               on_step: Callable[[int, float], None] | None = None,
+               mode: str = "dynamic", passes: Sequence[str] | None = None) -> TrainResult:
+    """Train ``spec``'s parameters for ``steps`` updates; see the module docstring.
+
+    ``mode``: ``dynamic`` or ``static``; ``passes`` (static mode) as ``select`` reads them."""
     require_loss(spec, "train")
+    if mode not in ("dynamic", "static"):
+        raise TrainingOptionError(f"unknown mode {mode!r}; choose dynamic or static")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise TrainingOptionError(f"steps must be a positive integer, got {steps!r}")
     opt, lr = make_optimizer(optimizer, lr)
@@ -119,6 +138,13 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     data = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     batches = Batches(data, batch_size, seed)
     opt.setup(model)
+    run = functools.partial(run_spec, spec, model)
+    runner = None
+    if mode == "static":
+        from graphcore.static.spec_mode import StaticSpecRunner
+
+        runner = StaticSpecRunner(spec, model, passes=passes)
+        run = runner.run
     losses = []
     # A diverging run overflows somewhere; numpy's warnings would only repeat, less precisely,
     # the error the interpreter raises naming the step whose value turned NaN or Inf.
@@ -126,7 +152,7 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
         for step in range(1, steps + 1):
             batch = batches.next()
             try:
-                result = run_spec(spec, model, batch, seed=seed + step - 1)
+                result = run(batch, seed=seed + step - 1)
             except errors.SpecRuntimeError as e:
                 raise _at_step(e, step) from None
             opt.update()
@@ -134,11 +160,11 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
             if on_step is not None:
                 on_step(step, losses[-1])
         try:
-            final = run_spec(spec, model, data, backward=False, seed=seed)
+            final = run(data, backward=False, seed=seed)
         except errors.SpecRuntimeError as e:
             raise _at_step(e, None) from None
     return TrainResult(spec, seed, optimizer, lr, steps, batches.size, losses,
-                       float(final.loss), model)
+                       float(final.loss), model, mode, None if runner is None else runner.stats)
 
 
 class Batches:

@@ -115,7 +115,7 @@ def test_batch_on_sequence_or_file_inputs_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and not (tmp_path / "none").exists()
 
 
-@pytest.mark.parametrize("args", [("--modes", "static"), ("--modes", "dynamic,warp"),
+@pytest.mark.parametrize("args", [("--modes", "jit"), ("--modes", "dynamic,warp"),
                                   ("--batch", "0"), ("--batch", "1,x"),
                                   ("--json", "--format", "csv"), ("--repeat", "0")])
 def test_bad_options_are_usage_errors(tmp_path, args):
@@ -125,8 +125,8 @@ def test_bad_options_are_usage_errors(tmp_path, args):
 
 
 def test_unknown_mode_names_the_mode(tmp_path):
-    result = invoke(SPECS / "seed_static.yaml", "--modes", "static", "--out-dir", tmp_path)
-    assert result.exit_code == 2 and "unknown mode 'static'" in result.stderr
+    result = invoke(SPECS / "seed_static.yaml", "--modes", "jit", "--out-dir", tmp_path)
+    assert result.exit_code == 2 and "unknown mode 'jit'" in result.stderr
 
 
 def test_a_bad_spec_is_a_data_error(tmp_path):

@@ -76,3 +76,8 @@ def test_a_reader_that_exits_early_causes_no_broken_pipe_error(workdir):
                           cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
     assert "BrokenPipe" not in done.stderr and "Traceback" not in done.stderr
     assert done.stdout.strip() in ("0", "141")
+
+
+def test_rich_output_cut_short_by_head_is_quiet(workdir):
+    done = shell("graphtool train specs/residual_mlp.yaml --steps 5 | head -n 1", workdir)
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
