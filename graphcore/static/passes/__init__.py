@@ -41,6 +41,16 @@ class PassReport:
                 "notes": list(self.notes)}
 
 
+def count_by_op(nodes: Iterable) -> str:
+    """`` (2 exp, 1 dropout)``: how many nodes of each op, in first-seen order (for notes)."""
+    counts: dict[str, int] = {}
+    for n in nodes:
+        counts[n.op] = counts.get(n.op, 0) + 1
+    if not counts:
+        return ""
+    return " (" + ", ".join(f"{k} {op}" for op, k in counts.items()) + ")"
+
+
 PassFn = Callable[..., tuple[Graph, PassReport]]
 PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "fuse", "memory")
 

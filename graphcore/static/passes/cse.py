@@ -10,7 +10,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.registry import get_op
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes import PassReport, count_by_op
 
 
 def eliminate_common_subexpressions(graph: Graph) -> tuple[Graph, PassReport]:
@@ -78,7 +78,7 @@ def eliminate_common_subexpressions(graph: Graph) -> tuple[Graph, PassReport]:
     result.slots = {i: s for i, s in graph.slots.items() if i in kept}
     report = PassReport("cse", nodes_before=len(graph.nodes), nodes_after=len(kept),
                         bytes_before=graph.nbytes(), bytes_after=result.nbytes(),
-                        notes=[f"merged {len(merged)} duplicate nodes" + _by_op(merged)])
+                        notes=[f"merged {len(merged)} duplicate nodes" + count_by_op(merged)])
     return result, report
 
 
@@ -145,11 +145,3 @@ def canonical(value: Any) -> Any:
         return ("dict", tuple(items))
     raise TypeError(f"cannot compare attr value of type {type(value).__name__}")
 
-
-def _by_op(nodes: list[Node]) -> str:
-    counts: dict[str, int] = {}
-    for n in nodes:
-        counts[n.op] = counts.get(n.op, 0) + 1
-    if not counts:
-        return ""
-    return " (" + ", ".join(f"{k} {op}" for op, k in counts.items()) + ")"

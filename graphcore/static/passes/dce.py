@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.ir import Graph
+from graphcore.static.passes import PassReport, count_by_op
 
 _SIGNATURE = ("input", "param")
 
@@ -68,7 +68,7 @@ def eliminate_dead_code(graph: Graph) -> tuple[Graph, PassReport]:
 
     removed = [n for n in graph.nodes if n.id not in needed]
     unused_leaves = _unused_leaves(graph)
-    notes = [f"removed {len(removed)} dead nodes" + _by_op(removed)]
+    notes = [f"removed {len(removed)} dead nodes" + count_by_op(removed)]
     if unused_leaves:
         notes.append("kept unused inputs/params (the signature): " + ", ".join(unused_leaves))
     report = PassReport("dce", nodes_before=len(graph.nodes), nodes_after=len(kept),
@@ -82,12 +82,3 @@ def _unused_leaves(graph: Graph) -> list[str]:
     return [n.name or f"%{n.id}" for n in graph.nodes
             if n.op in _SIGNATURE and not users[n.id] and n.id not in outputs]
 
-
-def _by_op(nodes: list[Node]) -> str:
-    """`` (2 exp, 1 dropout)``: how many removed nodes of each op, in first-seen order."""
-    counts: dict[str, int] = {}
-    for n in nodes:
-        counts[n.op] = counts.get(n.op, 0) + 1
-    if not counts:
-        return ""
-    return " (" + ", ".join(f"{k} {op}" for op, k in counts.items()) + ")"
