@@ -38,3 +38,9 @@ def parse_passes(text: str | None) -> list[str] | None:
     except ValueError as e:
         raise CliError(f"--passes: {e}", USAGE) from None
     return items
+
+
+def plugin_option() -> Any:
+    """The repeatable ``--plugin FILE`` option: Python files that register ops for specs."""
+    return typer.Option([], "--plugin", help="Load a Python file that registers ops "
+                        "(graphcore.register_op) before reading the spec; repeatable.")

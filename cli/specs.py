@@ -7,12 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from cli.errors import USAGE, CliError
+from graphcore.plugins import load_plugin
 from graphcore.spec import Spec, load_spec_file, load_spec_text
 
 STDIN = "-"
 
 
-def load(spec: str, sets: Sequence[str] = ()) -> Spec:
+def load(spec: str, sets: Sequence[str] = (), plugins: Sequence[str] = ()) -> Spec:
+    """Load the named plugins (in order), then the spec."""
+    for plugin in plugins:
+        load_plugin(plugin)
     if spec == STDIN:
         text = sys.stdin.read()
         return load_spec_text(text, "<stdin>", ".", sets, default_name="stdin")

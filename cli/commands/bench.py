@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import parse_passes, passes_option
+from cli.options import parse_passes, passes_option, plugin_option
 from graphcore.spec.bench import FIELDS, MODES, BenchOptionError, BenchResult, bench_specs
 
 SCHEMA_VERSION = 1
@@ -44,6 +44,7 @@ def bench(
                                      "leading axis of every generated input."),
     profile: bool = typer.Option(False, "--profile", help="Add a per-op time table."),
     passes: str | None = passes_option(),
+    plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
@@ -60,7 +61,7 @@ def bench(
     batches = _parse_batches(batch)
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
-    loaded = [specs.load(path) for path in spec_paths]
+    loaded = [specs.load(path, (), [str(p) for p in plugins]) for path in spec_paths]
     with _progress_bar(quiet) as progress:
         try:
             results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,

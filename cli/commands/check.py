@@ -4,11 +4,13 @@ fails (or when the spec has no loss to differentiate)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from cli import output, specs
 from cli.errors import FAILURE, USAGE, CliError, command
-from cli.options import Mode
+from cli.options import Mode, plugin_option
 from graphcore.spec.checking import CheckReport, check_spec
 
 
@@ -19,6 +21,7 @@ def check(
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
@@ -29,7 +32,7 @@ def check(
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets)
+    loaded = specs.load(spec, sets, [str(p) for p in plugins])
     report = check_spec(loaded, seed=seed, input_overrides=overrides)
     if json_out:
         output.emit_json(report.to_dict(mode.value))

@@ -10,7 +10,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode, parse_passes, passes_option
+from cli.options import Mode, parse_passes, passes_option, plugin_option
 from graphcore.spec.report import run_report
 
 IR_FILES = {"ir": "ir.txt", "optimized": "ir.optimized.txt"}
@@ -24,6 +24,7 @@ def run(
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    plugins: list[Path] = plugin_option(),
     params: Path | None = typer.Option(None, "--params", help="Load parameters (.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
@@ -37,7 +38,7 @@ def run(
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets)
+    loaded = specs.load(spec, sets, [str(p) for p in plugins])
     report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
                         input_overrides=overrides, mode=mode.value, passes=pass_list)
     document = report.to_dict()

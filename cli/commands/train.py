@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode, parse_passes, passes_option
+from cli.options import Mode, parse_passes, passes_option, plugin_option
 from graphcore import serializers
 from graphcore.spec.training import TrainingOptionError, TrainResult, train_spec
 
@@ -47,6 +47,7 @@ def train(
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    plugins: list[Path] = plugin_option(),
     save: Path | None = typer.Option(None, "--save", help="Save the trained parameters (.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
@@ -58,7 +59,7 @@ def train(
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets)
+    loaded = specs.load(spec, sets, [str(p) for p in plugins])
     with _progress(steps, quiet) as on_step:
         try:
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,

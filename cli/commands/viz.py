@@ -13,7 +13,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import parse_passes, passes_option
+from cli.options import parse_passes, passes_option, plugin_option
 from graphcore.spec.drawing import STAGES, draw_stages, render_png
 
 FORMATS = ("dot", "png")
@@ -39,6 +39,7 @@ def viz(
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    plugins: list[Path] = plugin_option(),
     rankdir: Rankdir = typer.Option(Rankdir.TB, "--rankdir", help="Layout direction."),
     stage: Stage = typer.Option(Stage.executed, "--stage", help="What to draw: the executed "
                                 "graph, static mode's IR, the IR after the passes, or all."),
@@ -64,7 +65,7 @@ def viz(
     overrides = specs.parse_inputs(inputs)
     if spec == specs.STDIN and specs.STDIN in overrides.values():
         raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets)
+    loaded = specs.load(spec, sets, [str(p) for p in plugins])
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
                            rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.
