@@ -216,7 +216,8 @@ class _Run:
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
-        except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError) as e:
+        except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
+                MemoryError) as e:
             raise self.failure(step.loc, f"{step.op}: {e}") from e
         self.env[PREVIOUS] = result
         if step.to:

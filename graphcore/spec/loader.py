@@ -9,13 +9,13 @@ nothing is allocated or run for a bad spec.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from graphcore.errors import SpecError, SpecErrors
@@ -93,6 +93,7 @@ class _Loader:
         self.params: dict[str, Any] = {}
         self.kind = "dynamic"
         self.layer_steps: dict[str, OpStep] = {}
+        self.input_locs: dict[str, Loc] = {}
 
     # --- entry ------------------------------------------------------------------------------
     def load(self, overrides: Sequence[str], default_name: str) -> Spec:
@@ -108,9 +109,10 @@ class _Loader:
         self.kind = self.read_choice(root.get("kind"), "kind", ("static", "dynamic"), "dynamic")
         seed = self.read_int(root.get("seed"), "seed", 0, low=0)
         inputs = self.read_inputs(root.get("inputs"))
-        scope = _Scope({n: spec.loc for n, spec in inputs.items()})
-        if inputs:
-            scope.names[PREVIOUS] = next(iter(inputs.values())).loc
+        # Every declared input is in scope, a bad one too (already reported): no cascade.
+        scope = _Scope(self.input_locs)
+        if self.input_locs:
+            scope.names[PREVIOUS] = next(iter(self.input_locs.values()))
         graph_node = root.get("graph")
         if graph_node is None:
             self.error(root.loc, "the spec has no 'graph' (a list of steps)")
@@ -154,7 +156,8 @@ class _Loader:
         node = self.root.get("graphtool")
         if node is None:
             self.error(self.root.loc, "missing 'graphtool: 1' (the spec format version)")
-        elif not isinstance(node, LScalar) or node.value != FORMAT_VERSION:
+        elif (not isinstance(node, LScalar) or type(node.value) is not int  # not true, 1.0
+              or node.value != FORMAT_VERSION):
             self.error(node.loc, f"unsupported spec format version "
                        f"{_show(node)}; this graphtool reads version {FORMAT_VERSION}")
 
@@ -244,6 +247,7 @@ class _Loader:
         inputs = {}
         for name in node:
             self.check_value_name(name, node.key_loc(name))
+            self.input_locs[name] = node[name].loc
             spec = self.read_input(name, node[name])
             if spec is not None:
                 inputs[name] = spec
@@ -400,7 +404,7 @@ class _Loader:
     def check_size(self, spec: InputSpec) -> None:
         if not spec.shape:
             return
-        rest = int(np.prod([n for n in spec.shape if n is not None], dtype=np.int64))
+        rest = math.prod(n for n in spec.shape if n is not None)  # no int64 overflow
         longest = max(spec.lengths or (1,)) if spec.shape[0] is None else 1
         if rest * longest > self.max_elements:
             self.error(spec.loc, f"input '{spec.name}' would have {rest * longest:,} elements, "
@@ -499,7 +503,12 @@ class _Loader:
                 else:
                     name = self.value(node["name"])
                     if isinstance(name, str) and self.check_value_name(name, node["name"].loc):
-                        step.name = name
+                        if _model_attribute(name):
+                            self.error(node["name"].loc, f"'{name}' cannot name a layer: the "
+                                       "model has an attribute of that name",
+                                       "choose another name")
+                        else:
+                            step.name = name
             if "from" in node:
                 step.inputs = self.read_from(node["from"], scope)
         for key, attr in declared.items():
@@ -507,6 +516,7 @@ class _Loader:
                     node is not None and key in node):
                 self.error(loc, f"op '{op}' needs attribute '{key}' ({attr.doc})")
         self.check_arity(op, arity, step, loc)
+        self.check_sizes(op, step, loc)
         if step.layer and step.name:
             self.check_shared(step)
         for name in step.inputs:
@@ -590,6 +600,19 @@ class _Loader:
             self.error(loc, f"op '{op}' takes {arity} input{'s' * (arity != 1)}, got {n}"
                        + ("" if n > 1 else " (name them with from: [a, b])"))
 
+    def check_sizes(self, op: str, step: OpStep, loc: Loc) -> None:
+        """Refuse a layer whose known sizes, or an op whose ``shape``, exceed the size limit."""
+        sizes = [v for k, v in step.attrs.items() if step.layer and k.endswith("size")
+                 and isinstance(v, int) and not isinstance(v, bool)]
+        if sizes and math.prod(sizes) > self.max_elements:
+            self.error(loc, f"layer '{op}' would have a parameter of {math.prod(sizes):,} "
+                       f"elements, over the limit of {self.max_elements:,}")
+        shape = step.attrs.get("shape")
+        if (isinstance(shape, list) and all(type(n) is int for n in shape)
+                and math.prod(abs(n) for n in shape) > self.max_elements):
+            self.error(loc, f"op '{op}' would make {math.prod(abs(n) for n in shape):,} "
+                       f"elements (shape {shape}), over the limit of {self.max_elements:,}")
+
     def check_shared(self, step: OpStep) -> None:
         first = self.layer_steps.get(step.name)
         if first is None:
@@ -608,9 +631,14 @@ class _Loader:
         if not isinstance(raw, str):
             self.error(node.loc, f"{what} must be a predicate such as 'mean(x) > 0'")
             return None, node.loc
-        start = node.loc.col + (1 if isinstance(node, LScalar) and node.style == "quoted"
-                                else 0)
-        ploc = Loc(node.loc.file, node.loc.line, start, max(len(raw), 1), node.loc.source)
+        line, start = node.loc.line, node.loc.col + (
+            1 if isinstance(node, LScalar) and node.style == "quoted" else 0)
+        if isinstance(node, LScalar) and node.style == "block" and node.loc.source is not None:
+            # `if: >` / `if: |`: the text starts on the next line, after its indentation
+            line += 1
+            text = node.loc.source.line(line) or ""
+            start = len(text) - len(text.lstrip()) + 1
+        ploc = Loc(node.loc.file, line, start, max(len(raw), 1), node.loc.source)
         try:
             predicate = pred.parse_predicate(raw)
         except pred.PredicateError as e:
@@ -745,8 +773,8 @@ class _Loader:
                 fill = next(iter(init))
                 shape = self.read_shape(init[fill], f"carry '{name}'", allow_null_first=False)
                 spec = CarrySpec(name, node.key_loc(name), fill, tuple(shape or ()))
-                if shape and int(np.prod(shape)) > self.max_elements:
-                    self.error(init.loc, f"carry '{name}' would have {int(np.prod(shape)):,} "
+                if shape and math.prod(shape) > self.max_elements:
+                    self.error(init.loc, f"carry '{name}' would have {math.prod(shape):,} "
                                f"elements, over the limit of {self.max_elements:,}")
                 carries.append(spec)
             else:
@@ -828,6 +856,14 @@ class _InvalidType:
 
 
 _Invalid = _InvalidType()
+
+
+def _model_attribute(name: str) -> bool:
+    """Whether a layer scope ``name`` would clash with an attribute of the model (each scope
+    becomes an attribute of ``SpecModel``: ``name: layer`` would replace its method)."""
+    from graphcore.spec.interpreter import SpecModel  # lazily: the interpreter is above us
+
+    return hasattr(SpecModel, name) or name in ("spec", "name")
 
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
