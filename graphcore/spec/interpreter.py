@@ -118,7 +118,8 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                 loss_var = loss
                 if backward and loss.creator is not None:
                     start = time.perf_counter()
-                    (loss * (1.0 / n) if n > 1 else loss).backward()
+                    with np.errstate(all="ignore"):
+                        (loss * (1.0 / n) if n > 1 else loss).backward()
                     backward_s += time.perf_counter() - start
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
@@ -173,7 +174,12 @@ class _Run:
         self.produced: list[tuple[OpStep, Any, tuple, tuple]] = []
 
     def forward(self) -> tuple[dict[str, Any], Variable | None]:
-        self.steps(self.spec.graph, "")
+        with np.errstate(all="ignore"):  # non-finite values are reported as located errors
+            self.steps(self.spec.graph, "")
+            last = self.env.get(PREVIOUS)
+            return self._finish(last)
+
+    def _finish(self, last: Any) -> tuple[dict[str, Any], Variable | None]:
         loss = None
         if self.spec.loss is not None:
             loss = self.op(self.spec.loss, "")
@@ -183,7 +189,9 @@ class _Run:
                                    f"array of shape {shape}")
             if not np.isfinite(loss.array).all():
                 raise self.nonfinite_loss()
-        outputs = {name: self.env[name] for name in self.spec.outputs}
+        # `_` in outputs is the graph's last value, before the loss step
+        outputs = {name: (last if name == PREVIOUS else self.env[name])
+                   for name in self.spec.outputs}
         return outputs, loss
 
     # --- steps ------------------------------------------------------------------------------
@@ -237,21 +245,23 @@ class _Run:
     def repeat(self, step: RepeatStep, suffix: str) -> None:
         self.path.append(PathEntry("repeat", step.loc, {"trips": step.count}))
         for i in range(step.count):
-            self.loops.append({"i": i})
+            self.loops.append(self.loop_scope(i))
             with self.inside(step, i):
                 self.steps(step.body, f"{suffix}_{i}" if step.unroll else suffix)
             self.loops.pop()
 
     def while_(self, step: WhileStep, suffix: str) -> None:
         trips = 0
+        limited = False
         while True:
-            self.loops.append({"i": trips})
+            self.loops.append(self.loop_scope(trips))
             holds = self.predicate(step.predicate, step.predicate_loc)
             if not holds:
                 self.loops.pop()
                 break
             if trips == step.max_iters:
                 self.loops.pop()
+                limited = True
                 if step.on_limit == "error":
                     raise self.failure(step.loc, f"while loop reached max_iters "
                                        f"({step.max_iters}) and '{step.predicate}' still holds")
@@ -261,7 +271,7 @@ class _Run:
             self.loops.pop()
             trips += 1
         self.path.append(PathEntry("while", step.loc, {
-            "trips": trips, "limit_reached": trips == step.max_iters}))
+            "trips": trips, "limit_reached": limited}))
 
     def for_each(self, step: ForEachStep, suffix: str) -> None:
         seq = self.env[step.sequence]
@@ -309,6 +319,11 @@ class _Run:
             yield
         finally:
             self.enclosing.pop()
+
+    def loop_scope(self, i: int) -> dict[str, int]:
+        """``loop.i`` of a new iteration; ``loop.t`` stays the enclosing for_each's step."""
+        outer = self.loops[-1] if self.loops else {}
+        return {"i": i, "t": outer["t"]} if "t" in outer else {"i": i}
 
     def predicate(self, predicate: pred.Predicate, loc: Loc) -> bool:
         scope = _PredicateScope(self.env, self.spec.params, self.loops)

@@ -54,6 +54,9 @@ SOURCES = ("random", "zeros", "ones", "file", "stdin")
 RESERVED = {"params", "loop", "true", "false", "and", "or", "not", PREVIOUS}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _PARAM_REF = "$params."
+_FLOAT_12 = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")  # 1e-3: YAML 1.1 text
+MAX_REPEAT = 100_000  # trips of one repeat
+MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
 
 
 def load_spec_file(path: str | os.PathLike[str], overrides: Sequence[str] = (),
@@ -231,6 +234,8 @@ class _Loader:
                 value = yaml.safe_load(raw) if raw.strip() else ""
             except yaml.YAMLError:
                 value = raw
+            if isinstance(value, str) and _FLOAT_12.match(raw.strip()):
+                value = float(raw)  # `--set params.lr=1e-3` means the number, as people expect
             if isinstance(value, dict):
                 self.errors.append(SpecError(f"--set {key}: a value must be a scalar or a "
                                              "list", "--set", i + 1, len(key) + 2))
@@ -369,7 +374,7 @@ class _Loader:
             self.error(node.loc, f"{what}: shape must be a list of sizes, got {_show(node)}")
             return None
         shape: list[int | None] = []
-        items = list(node) if isinstance(node, LSeq) else [node]
+        items = _items(node, value)
         for i, (item, size) in enumerate(zip(items, value, strict=False)):
             if size is None and i == 0 and allow_null_first:
                 shape.append(None)
@@ -578,7 +583,7 @@ class _Loader:
 
     def read_from(self, node: Any, scope: _Scope) -> tuple[str, ...]:
         value = self.value(node)
-        items = list(node) if isinstance(node, LSeq) else [node]
+        items = _items(node, value)
         names = value if isinstance(value, list) else [value]
         out = []
         for item, name in zip(items, names, strict=False):
@@ -695,15 +700,25 @@ class _Loader:
     def read_repeat(self, node: LMap, scope: _Scope):
         self.check_keys(node, "repeat", ("repeat", "body", "unroll"))
         count = self.read_int(node["repeat"], "repeat", 1, low=0)
+        if count > MAX_REPEAT:
+            self.error(node["repeat"].loc, f"repeat {count:,} is over the limit of "
+                       f"{MAX_REPEAT:,} trips")
+            count = 1
         unroll = self.read_bool(node.get("unroll"), "unroll")
         body, after = self.read_body(node, scope, "repeat")
+        layers = sum(1 for s in walk_steps(body) if isinstance(s, OpStep) and s.layer)
+        if unroll and layers and count * layers > MAX_UNROLLED_LAYERS:
+            self.error(node.loc, f"unrolling {count:,} repeats of {layers} layers would make "
+                       f"{count * layers:,} layers, over the limit of {MAX_UNROLLED_LAYERS:,}")
         if count == 0:  # the body never runs: nothing it binds is visible
             after = _Scope(scope.names, scope.loops)
         return RepeatStep(count, node.loc, body, unroll), after
 
     def read_while(self, node: LMap, scope: _Scope):
         self.check_keys(node, "while", ("while", "body", "max_iters", "on_limit"))
-        predicate, ploc = self.read_predicate(node["while"], scope, "while")
+        # the predicate runs inside the loop: loop.i there is the trip about to start
+        own = _Scope(scope.names, scope.loops + ("while",))
+        predicate, ploc = self.read_predicate(node["while"], own, "while")
         if "max_iters" not in node:
             self.error(node.loc, "while needs 'max_iters' (an upper bound on the trip count)")
         max_iters = self.read_int(node.get("max_iters"), "max_iters", 1, low=1)
@@ -813,7 +828,7 @@ class _Loader:
         if node is None:
             return [PREVIOUS]
         value = self.value(node)
-        items = list(node) if isinstance(node, LSeq) else [node]
+        items = _items(node, value)
         names = value if isinstance(value, list) else [value]
         out = []
         for item, name in zip(items, names, strict=False):
@@ -837,6 +852,28 @@ class _Loader:
                 step.name = f"{step.op}_{k}"
                 used.add(step.name)
                 counters[step.op] = k + 1
+        self.check_unrolled_scopes(steps)
+
+    def check_unrolled_scopes(self, steps: list[Step]) -> None:
+        """An unrolled repeat names its layers ``<name>_<i>``; another layer with such a name
+        would silently share its parameters, so that is refused."""
+        plain = {s.name: s for s in walk_steps(steps) if isinstance(s, OpStep) and s.layer}
+        stack: list[tuple[list[Step], str, RepeatStep | None]] = [(steps, "", None)]
+        while stack:
+            body, suffix, repeat = stack.pop()
+            for step in body:
+                if isinstance(step, OpStep) and step.layer and suffix:
+                    other = plain.get(step.name + suffix)
+                    if other is not None and other is not step:
+                        self.error(other.loc, f"layer name '{other.name}' is also the scope of "
+                                   f"iteration {suffix[1:]} of the unrolled repeat at line "
+                                   f"{repeat.loc.line}", "choose another name")
+                elif isinstance(step, IfStep):
+                    stack.append((step.then + step.otherwise, suffix, repeat))
+                elif isinstance(step, RepeatStep) and step.unroll:
+                    stack.extend((step.body, f"{suffix}_{i}", step) for i in range(step.count))
+                elif isinstance(step, RepeatStep | WhileStep | ForEachStep):
+                    stack.append((step.body, suffix, repeat))
 
 
 _INPUT_KEYS = {
@@ -864,6 +901,14 @@ def _model_attribute(name: str) -> bool:
     from graphcore.spec.interpreter import SpecModel  # lazily: the interpreter is above us
 
     return hasattr(SpecModel, name) or name in ("spec", "name")
+
+
+def _items(node: Any, value: Any) -> list:
+    """The located items behind ``value``: a list written out, or one ``$params.NAME`` scalar
+    standing for a whole list (each item then points at that scalar)."""
+    if isinstance(node, LSeq):
+        return list(node)
+    return [node] * len(value) if isinstance(value, list) else [node]
 
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
