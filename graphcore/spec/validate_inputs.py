@@ -1,0 +1,202 @@
+"""Validating a spec's ``inputs:`` section (a mixin of the spec loader)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from graphcore.spec.model import InputSpec
+from graphcore.spec.validation import (
+    SOURCES,
+    did_you_mean,
+    items_of,
+    show,
+    trap,
+)
+from graphcore.spec.yaml_source import LMap, Loc
+
+
+class InputsReader:
+    """``read_inputs`` and its helpers; needs the loader's ``error``/``value``/``read_*``."""
+
+    def read_inputs(self, node: Any) -> dict[str, InputSpec]:
+        if node is None:
+            return {}
+        if not isinstance(node, LMap):
+            self.error(node.loc, "inputs must be a mapping of names to sources")
+            return {}
+        inputs = {}
+        for name in node:
+            self.check_value_name(name, node.key_loc(name))
+            self.input_locs[name] = node[name].loc
+            spec = self.read_input(name, node[name])
+            if spec is not None:
+                inputs[name] = spec
+        return inputs
+
+    def read_input(self, name: str, node: Any) -> InputSpec | None:
+        if not isinstance(node, LMap):
+            self.error(node.loc, f"input '{name}' must be a mapping such as "
+                       "{random: normal, shape: [3, 4]}")
+            return None
+        sources = [k for k in node if k in SOURCES]
+        if len(sources) != 1:
+            what = "no source" if not sources else f"{len(sources)} sources"
+            self.error(node.loc, f"input '{name}' has {what}; give exactly one of "
+                       f"{', '.join(SOURCES)}")
+            return None
+        source = sources[0]
+        allowed = _INPUT_KEYS[source]
+        for key in node:
+            if key != source and key not in allowed:
+                self.error(node.key_loc(key), f"input '{name}': '{key}' does not apply to a "
+                           f"{source} input", did_you_mean(key, allowed))
+        spec = InputSpec(name=name, source=source, loc=node.loc)
+        src = node[source]
+        if source in ("zeros", "ones"):
+            spec.shape = self.read_shape(src, f"input '{name}'")
+        elif source == "random":
+            spec.distribution = self.read_choice(src, "random", ("normal", "uniform", "randint"),
+                                                 "normal")
+            spec.shape = self.read_shape(node.get("shape"), f"input '{name}'", node.loc)
+            self.read_random_options(spec, node)
+        elif source == "file":
+            path = self.value(src)
+            if not isinstance(path, str) or not path:
+                self.error(src.loc, f"input '{name}': file must be a path")
+            else:
+                spec.path = path
+                self.read_file_options(spec, node)
+        else:
+            spec.format = self.read_choice(src, "stdin", ("npy", "csv"), "npy")
+        if "dtype" in node:
+            spec.dtype = self.read_dtype(node["dtype"])
+        elif spec.distribution == "randint":
+            spec.dtype = "int32"
+        if spec.distribution in ("normal", "uniform") and not spec.dtype.startswith("float"):
+            self.error(node["dtype"].loc, f"input '{name}': random {spec.distribution} values "
+                       f"cannot be {spec.dtype}", "use random: randint for integers")
+        if "lengths" in node:
+            spec.lengths = self.read_lengths(node["lengths"], spec)
+        elif spec.shape and None in spec.shape:
+            self.error(node.loc, f"input '{name}': a null length in shape needs 'lengths'")
+        self.check_size(spec)
+        return spec
+
+    def read_random_options(self, spec: InputSpec, node: LMap) -> None:
+        numbers = {}
+        for key in ("low", "high", "mean", "std"):
+            if key in node:
+                value = self.value(node[key])
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    self.error(node[key].loc, f"{key} must be a number, got {show(node[key])}",
+                               trap(node[key]))
+                else:
+                    numbers[key] = value
+        dist = spec.distribution
+        if dist == "randint" and "high" not in numbers:
+            self.error(node.loc, f"input '{spec.name}': randint needs 'high' (exclusive)")
+        low = numbers.get("low", 0)
+        high = numbers.get("high", 1 if dist != "randint" else low + 1)
+        if dist in ("uniform", "randint") and high <= low:
+            self.error(node.loc, f"input '{spec.name}': high ({high}) must be greater than low "
+                       f"({low})")
+        for key in ("mean", "std"):
+            if key in numbers and dist != "normal":
+                self.error(node.key_loc(key), f"input '{spec.name}': '{key}' applies to "
+                           "random: normal only")
+        for key in ("low", "high"):
+            if key in numbers and dist == "normal":
+                self.error(node.key_loc(key), f"input '{spec.name}': '{key}' applies to "
+                           "uniform and randint, not normal (use mean and std)")
+        if numbers.get("std", 1.0) < 0:
+            self.error(node["std"].loc, "std must not be negative")
+        spec.low, spec.high = low, high
+        spec.mean, spec.std = numbers.get("mean", 0.0), numbers.get("std", 1.0)
+
+    def read_file_options(self, spec: InputSpec, node: LMap) -> None:
+        suffix = Path(spec.path).suffix.lower()
+        if suffix not in (".npy", ".npz", ".csv"):
+            self.error(node["file"].loc, f"input '{spec.name}': file must be .npy, .npz or "
+                       f".csv, got '{suffix or spec.path}'")
+        if suffix == ".npz":
+            key = self.value(node["key"]) if "key" in node else None
+            if not isinstance(key, str):
+                self.error(node.loc, f"input '{spec.name}': an .npz file needs 'key' (the "
+                           "array's name inside it)")
+            spec.key = key
+        elif "key" in node:
+            self.error(node.key_loc("key"), "'key' applies to .npz files only")
+        if "delimiter" in node:
+            value = self.value(node["delimiter"])
+            if not isinstance(value, str) or len(value) != 1:
+                self.error(node["delimiter"].loc, "delimiter must be one character")
+            else:
+                spec.delimiter = value
+        if "skip_header" in node:
+            spec.skip_header = self.read_int(node["skip_header"], "skip_header", 0, low=0)
+        if "shape" in node:
+            spec.shape = self.read_shape(node["shape"], f"input '{spec.name}'")
+
+    def read_shape(self, node: Any, what: str, parent: Loc | None = None,
+                   allow_null_first: bool = True) -> tuple[int | None, ...] | None:
+        if node is None:
+            self.error(parent, f"{what} needs a 'shape' (a list of sizes)")
+            return None
+        value = self.value(node)
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, list):
+            self.error(node.loc, f"{what}: shape must be a list of sizes, got {show(node)}")
+            return None
+        shape: list[int | None] = []
+        items = items_of(node, value)
+        for i, (item, size) in enumerate(zip(items, value, strict=False)):
+            if size is None and i == 0 and allow_null_first:
+                shape.append(None)
+            elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                self.error(item.loc, f"{what}: sizes must be positive integers, got "
+                           f"{show(item)}", trap(item))
+                return None
+            else:
+                shape.append(size)
+        return tuple(shape)
+
+    def read_dtype(self, node: Any) -> str:
+        value = self.value(node)
+        allowed = ("float16", "float32", "float64", "int32", "int64", "bool")
+        if value not in allowed:
+            self.error(node.loc, f"dtype must be one of {', '.join(allowed)}, got {show(node)}",
+                       did_you_mean(str(value), allowed))
+            return "float32"
+        return value
+
+    def read_lengths(self, node: Any, spec: InputSpec) -> tuple[int, ...] | None:
+        value = self.value(node)
+        if (not isinstance(value, list) or not value
+                or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value)):
+            self.error(node.loc, "lengths must be a non-empty list of positive integers")
+            return None
+        if not spec.shape or spec.shape[0] is not None:
+            self.error(node.loc, f"input '{spec.name}': lengths need shape [null, ...] (the "
+                       "null axis is the sequence length)")
+        return tuple(value)
+
+    def check_size(self, spec: InputSpec) -> None:
+        if not spec.shape:
+            return
+        rest = math.prod(n for n in spec.shape if n is not None)  # no int64 overflow
+        longest = max(spec.lengths or (1,)) if spec.shape[0] is None else 1
+        if rest * longest > self.max_elements:
+            self.error(spec.loc, f"input '{spec.name}' would have {rest * longest:,} elements, "
+                       f"over the limit of {self.max_elements:,}")
+
+
+_INPUT_KEYS = {
+    "random": ("shape", "low", "high", "mean", "std", "dtype", "lengths"),
+    "zeros": ("dtype", "lengths"),
+    "ones": ("dtype", "lengths"),
+    "file": ("key", "delimiter", "skip_header", "dtype", "shape"),
+    "stdin": ("dtype", "shape"),
+}

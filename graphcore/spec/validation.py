@@ -1,0 +1,100 @@
+"""What the spec validators share: scopes, limits, names and the small helpers that
+describe a located value in an error message."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from graphcore.spec.model import PREVIOUS
+from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
+
+FORMAT_VERSION = 1
+DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
+TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
+STEP_KINDS = ("op", "if", "repeat", "while", "for_each")
+SOURCES = ("random", "zeros", "ones", "file", "stdin")
+RESERVED = {"params", "loop", "true", "false", "and", "or", "not", PREVIOUS}
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+PARAM_REF = "$params."
+FLOAT_12 = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")  # 1e-3: YAML 1.1 text
+MAX_REPEAT = 100_000  # trips of one repeat
+MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
+
+
+class Scope:
+    """Value names bound at a point of the graph, each with where it was bound."""
+
+    def __init__(self, names: dict[str, Loc | None], loops: tuple[str, ...] = ()) -> None:
+        self.names = dict(names)
+        self.loops = loops  # kinds of the enclosing loops, innermost last
+
+    def copy(self) -> Scope:
+        return Scope(self.names, self.loops)
+
+
+
+
+
+class InvalidType:
+    """Marks a value that was already reported as an error."""
+
+    def __repr__(self) -> str:
+        return "<invalid>"
+
+
+INVALID = InvalidType()
+
+
+def model_attribute(name: str) -> bool:
+    """Whether a layer scope ``name`` would clash with an attribute of the model (each scope
+    becomes an attribute of ``SpecModel``: ``name: layer`` would replace its method)."""
+    from graphcore.spec.interpreter import SpecModel  # lazily: the interpreter is above us
+
+    return hasattr(SpecModel, name) or name in ("spec", "name")
+
+
+def items_of(node: Any, value: Any) -> list:
+    """The located items behind ``value``: a list written out, or one ``$params.NAME`` scalar
+    standing for a whole list (each item then points at that scalar)."""
+    if isinstance(node, LSeq):
+        return list(node)
+    return [node] * len(value) if isinstance(value, list) else [node]
+
+
+def did_you_mean(word: str, choices) -> str | None:
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def show(node: Any) -> str:
+    if isinstance(node, LScalar):
+        return repr(node.value) if isinstance(node.value, str) else str(node.raw or node.value)
+    if isinstance(node, LSeq):
+        return "a list"
+    if isinstance(node, LMap):
+        return "a mapping"
+    return repr(node)
+
+
+def trap(node: Any) -> str | None:
+    return node.trap if isinstance(node, LScalar) else None
+
+
+def source_line(loc: Loc) -> str | None:
+    return loc.source.line(loc.line) if loc.source is not None else None
+
+
+def describe_types(types: tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "text",
+             list: "a list", tuple: "a list", type(None): "null"}
+    words = []
+    for t in types:
+        word = names.get(t, t.__name__)
+        if word not in words:
+            words.append(word)
+    if "an integer" in words and "a number" in words:
+        words.remove("an integer")
+    return " or ".join(words)
+
