@@ -24,267 +24,40 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TypeAlias
 
 import yaml
 
 from graphcore.errors import SpecError, SpecErrors
+from graphcore.spec.located import (
+    _LINE_BREAK,
+    LMap,
+    Loc,
+    Located,
+    LScalar,
+    LSeq,
+    SourceText,
+    describe,
+    error_at,
+)
+from graphcore.spec.yaml_scalars import (
+    _CORE,
+    _implicit_value,
+    _resolve,
+    trap_hint,
+)
+
+__all__ = [
+    "MAX_BYTES", "MAX_DEPTH", "LMap", "LScalar", "LSeq", "Loc", "Located", "SourceText",
+    "describe", "error_at", "load_yaml", "load_yaml_file", "trap_hint",
+]
 
 MAX_BYTES = 262_144  # specs are a few KB; this bounds PyYAML's pure-Python parse time
 MAX_DEPTH = 64
 
-# YAML 1.1's line breaks, the ones PyYAML counts in its marks (str.splitlines knows more).
-_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
-_CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + name for name in ("str", "int", "float", "bool", "null")}
 _INVALID_TAG = "!graphtool/invalid"  # marks a placeholder node for something already reported
 _STYLES = {None: "plain", "'": "quoted", '"': "quoted", "|": "block", ">": "block"}
 
-
-class SourceText:
-    """A spec's file name and lines, so any location can show the line it points into."""
-
-    def __init__(self, text: str, file: str = "<spec>") -> None:
-        self.file = file
-        self.lines = _LINE_BREAK.split(text)
-
-    def line(self, number: int) -> str | None:
-        """The text of 1-based line ``number``, without its line break; None past the end."""
-        return self.lines[number - 1] if 1 <= number <= len(self.lines) else None
-
-    def loc(self, line: int, col: int, length: int = 1) -> Loc:
-        return Loc(self.file, line, col, max(length, 1), self)
-
-    def error(self, line: int, col: int, message: str, length: int = 1,
-              hint: str | None = None) -> SpecError:
-        return error_at(self.loc(line, col, length), message, hint)
-
-
-@dataclass(frozen=True)
-class Loc:
-    """Where a value starts: 1-based ``line`` and ``col``, ``length`` characters on that line."""
-
-    file: str
-    line: int
-    col: int
-    length: int = 1
-    source: SourceText | None = field(default=None, compare=False, repr=False)
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
-
-    def error(self, message: str, hint: str | None = None) -> SpecError:
-        return error_at(self, message, hint)
-
-
-def error_at(loc: Loc, message: str, hint: str | None = None) -> SpecError:
-    """A SpecError at ``loc``, with the source line filled in when the loc knows its source."""
-    source_line = loc.source.line(loc.line) if loc.source is not None else None
-    return SpecError(message, loc.file, loc.line, loc.col, source_line, loc.length, hint)
-
-
-@dataclass(eq=False)
-class LScalar:
-    """A scalar: its resolved ``value`` (int, float, bool, None or str), the ``raw`` source text
-    (quotes and all), ``style`` ("plain", "quoted" or "block"), ``loc``, and ``trap``: a hint
-    when YAML 1.1 reads this plain scalar differently than people expect, else None."""
-
-    value: int | float | bool | str | None
-    raw: str
-    style: str
-    loc: Loc
-    trap: str | None = None
-
-    def to_python(self) -> int | float | bool | str | None:
-        return self.value
-
-
-@dataclass(eq=False)
-class LSeq:
-    """A sequence of located values, in file order."""
-
-    items: list[Located]
-    loc: Loc
-
-    def __iter__(self) -> Iterator[Located]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, index: int) -> Located:
-        return self.items[index]
-
-    def to_python(self) -> list:
-        return [item.to_python() for item in self.items]
-
-
-class LMap(Mapping):
-    """A mapping from string keys to located values, in file order; remembers each key's loc.
-
-    ``get(key)`` returns the located value (or None); ``key_loc(key)`` where the key is written;
-    ``spec[key].loc`` where its value is.
-    """
-
-    def __init__(self, loc: Loc) -> None:
-        self.loc = loc
-        self._entries: dict[str, tuple[Loc, Located]] = {}
-
-    def add(self, key: str, key_loc: Loc, value: Located) -> None:
-        self._entries[key] = (key_loc, value)
-
-    def __getitem__(self, key: str) -> Located:
-        return self._entries[key][1]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __repr__(self) -> str:
-        return f"LMap({list(self._entries)!r} at {self.loc})"
-
-    def key_loc(self, key: str) -> Loc:
-        """Where ``key`` is written; KeyError if the mapping has no such key."""
-        return self._entries[key][0]
-
-    def to_python(self) -> dict:
-        return {key: value.to_python() for key, (_, value) in self._entries.items()}
-
-
-Located: TypeAlias = LMap | LSeq | LScalar
-
-
-def describe(value: Located) -> str:
-    """A short phrase for messages: 'a mapping', 'a list', 'the integer 3', 'the text 'abc''."""
-    if isinstance(value, LMap):
-        return "a mapping"
-    if isinstance(value, LSeq):
-        return "a list"
-    scalar = value.value
-    if scalar is None:
-        return "null"
-    if isinstance(scalar, bool):
-        return f"the boolean {str(scalar).lower()}"
-    if isinstance(scalar, int):
-        return f"the integer {scalar}"
-    if isinstance(scalar, float):
-        return f"the number {scalar!r}"
-    return f"the text {scalar!r}"
-
-
-# ---------------------------------------------------------------- scalar resolution and traps
-
-_RESOLVER = yaml.resolver.Resolver()
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-_BUILDERS = {
-    _CORE + "str": lambda node: node.value,
-    _CORE + "int": _CONSTRUCTOR.construct_yaml_int,
-    _CORE + "float": _CONSTRUCTOR.construct_yaml_float,
-    _CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
-    _CORE + "null": lambda node: None,
-}
-_EXPONENT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
-_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
-_BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
-_FLOAT_WORDS = {"nan": ".nan", "inf": ".inf", "+inf": ".inf", "-inf": "-.inf",
-                "infinity": ".inf", "+infinity": ".inf", "-infinity": "-.inf"}
-
-
-def _resolve(tag: str, text: str) -> int | float | bool | str | None:
-    """The value SafeLoader gives ``text`` under ``tag``; tags we do not build stay text.
-
-    Raises ValueError, KeyError or IndexError when an explicit tag does not fit the text
-    (``!!int x``, ``!!bool maybe``, ``!!int ''``).
-    """
-    build = _BUILDERS.get(tag)
-    return text if build is None else build(yaml.ScalarNode(tag, text))
-
-
-def _implicit_value(text: str, tag: str | None = None) -> int | float | bool | str | None:
-    """The value SafeLoader gives a plain scalar; text where its constructor would fail."""
-    if tag is None:
-        tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
-    try:
-        return _resolve(tag, text)
-    except (ValueError, KeyError, IndexError):  # "0b_", "0x_": the patterns allow them
-        return text
-
-
-def _exponent_fix(text: str) -> str:
-    mantissa, exponent = re.split("[eE]", text)
-    if "." not in mantissa:
-        mantissa += ".0"
-    elif mantissa.endswith("."):
-        mantissa += "0"
-    if exponent[0] not in "+-":
-        exponent = "+" + exponent
-    return f"{mantissa}e{exponent}"
-
-
-def trap_hint(scalar: LScalar | str) -> str | None:
-    """A hint when YAML 1.1 reads this plain scalar differently than people expect, else None.
-
-    Takes an ``LScalar`` (returns its ``trap``, None unless plain and untagged) or the text of a
-    plain scalar::
-
-        trap_hint("1e-3")   # "YAML 1.1 reads 1e-3 as text, not a number; write 1.0e-3"
-        trap_hint("off")    # "YAML 1.1 reads off as the boolean false; ..."
-        trap_hint("0.001")  # None
-    """
-    if isinstance(scalar, LScalar):
-        return scalar.trap
-    text = scalar
-    value = _implicit_value(text)
-    if isinstance(value, str):
-        return _text_trap(text)
-    if isinstance(value, bool):
-        if text.lower() in _BOOL_WORDS:
-            return (f"YAML 1.1 reads {text} as the boolean {str(value).lower()}; "
-                    f"quote it ('{text}') if you meant text, or write {str(value).lower()}")
-        return None
-    if isinstance(value, int | float):
-        return _number_trap(text, value)
-    return None
-
-
-def _text_trap(text: str) -> str | None:
-    """Traps of plain scalars that resolved to text."""
-    lowered = text.lower()
-    if _EXPONENT.fullmatch(text):
-        return f"YAML 1.1 reads {text} as text, not a number; write {_exponent_fix(text)}"
-    if lowered in _BOOL_WORDS:
-        return (f"{text} is read as text here, but YAML 1.1 defines it as a boolean and other "
-                f"tools read it so; quote it ('{text}'), or write true/false")
-    if _LEADING_ZERO.fullmatch(text):
-        return (f"{text} is read as text (a leading zero means octal in YAML 1.1, and it is "
-                f"not a valid octal number); write {_without_zeros(text)} for the number")
-    if lowered in _FLOAT_WORDS:
-        return f"{text} is text in YAML; write {_FLOAT_WORDS[lowered]} for the number"
-    return None
-
-
-def _number_trap(text: str, value: int | float) -> str | None:
-    """Traps of plain scalars that resolved to numbers."""
-    if _LEADING_ZERO.fullmatch(text) and isinstance(value, int):
-        return (f"YAML 1.1 reads {text} as the octal number {value}; write "
-                f"{_without_zeros(text)} for the decimal number, or quote it if you meant text")
-    if re.fullmatch(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?", text):
-        return (f"YAML 1.1 reads {text} as the base-60 number {value!r}; "
-                f"quote it ('{text}') if you meant text")
-    if "_" in text:
-        return (f"YAML 1.1 reads {text} as {value!r}, ignoring '_', but YAML 1.2 reads it as "
-                f"text; write {value!r}")
-    return None
-
-
-def _without_zeros(text: str) -> str:
-    sign = text[0] if text[0] in "+-" else ""
-    digits = text.lstrip("+-").replace("_", "").lstrip("0")
-    return sign + (digits or "0")
 
 
 # ---------------------------------------------------------------- composing with guards
@@ -549,3 +322,4 @@ def _mark_error(source: SourceText, mark: yaml.Mark, message: str, hint: str | N
     line = source.line(mark.line + 1) or ""
     length = len(re.match(r"\S*", line[mark.column:]).group()) if word else 1
     return source.error(mark.line + 1, mark.column + 1, message, length, hint)
+

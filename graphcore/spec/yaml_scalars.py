@@ -1,0 +1,125 @@
+"""Resolving plain YAML scalars as PyYAML's safe loader does, and the YAML 1.1 traps: values
+that YAML reads differently than people expect (``1e-3`` is text, ``on`` is true, ``010`` is 8)."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from graphcore.spec.located import (
+    LScalar,
+)
+
+# ---------------------------------------------------------------- scalar resolution and traps
+
+_CORE = "tag:yaml.org,2002:"
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_BUILDERS = {
+    _CORE + "str": lambda node: node.value,
+    _CORE + "int": _CONSTRUCTOR.construct_yaml_int,
+    _CORE + "float": _CONSTRUCTOR.construct_yaml_float,
+    _CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
+    _CORE + "null": lambda node: None,
+}
+_EXPONENT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+_BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
+_FLOAT_WORDS = {"nan": ".nan", "inf": ".inf", "+inf": ".inf", "-inf": "-.inf",
+                "infinity": ".inf", "+infinity": ".inf", "-infinity": "-.inf"}
+
+
+def _resolve(tag: str, text: str) -> int | float | bool | str | None:
+    """The value SafeLoader gives ``text`` under ``tag``; tags we do not build stay text.
+
+    Raises ValueError, KeyError or IndexError when an explicit tag does not fit the text
+    (``!!int x``, ``!!bool maybe``, ``!!int ''``).
+    """
+    build = _BUILDERS.get(tag)
+    return text if build is None else build(yaml.ScalarNode(tag, text))
+
+
+def _implicit_value(text: str, tag: str | None = None) -> int | float | bool | str | None:
+    """The value SafeLoader gives a plain scalar; text where its constructor would fail."""
+    if tag is None:
+        tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    try:
+        return _resolve(tag, text)
+    except (ValueError, KeyError, IndexError):  # "0b_", "0x_": the patterns allow them
+        return text
+
+
+def _exponent_fix(text: str) -> str:
+    mantissa, exponent = re.split("[eE]", text)
+    if "." not in mantissa:
+        mantissa += ".0"
+    elif mantissa.endswith("."):
+        mantissa += "0"
+    if exponent[0] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}e{exponent}"
+
+
+def trap_hint(scalar: LScalar | str) -> str | None:
+    """A hint when YAML 1.1 reads this plain scalar differently than people expect, else None.
+
+    Takes an ``LScalar`` (returns its ``trap``, None unless plain and untagged) or the text of a
+    plain scalar::
+
+        trap_hint("1e-3")   # "YAML 1.1 reads 1e-3 as text, not a number; write 1.0e-3"
+        trap_hint("off")    # "YAML 1.1 reads off as the boolean false; ..."
+        trap_hint("0.001")  # None
+    """
+    if isinstance(scalar, LScalar):
+        return scalar.trap
+    text = scalar
+    value = _implicit_value(text)
+    if isinstance(value, str):
+        return _text_trap(text)
+    if isinstance(value, bool):
+        if text.lower() in _BOOL_WORDS:
+            return (f"YAML 1.1 reads {text} as the boolean {str(value).lower()}; "
+                    f"quote it ('{text}') if you meant text, or write {str(value).lower()}")
+        return None
+    if isinstance(value, int | float):
+        return _number_trap(text, value)
+    return None
+
+
+def _text_trap(text: str) -> str | None:
+    """Traps of plain scalars that resolved to text."""
+    lowered = text.lower()
+    if _EXPONENT.fullmatch(text):
+        return f"YAML 1.1 reads {text} as text, not a number; write {_exponent_fix(text)}"
+    if lowered in _BOOL_WORDS:
+        return (f"{text} is read as text here, but YAML 1.1 defines it as a boolean and other "
+                f"tools read it so; quote it ('{text}'), or write true/false")
+    if _LEADING_ZERO.fullmatch(text):
+        return (f"{text} is read as text (a leading zero means octal in YAML 1.1, and it is "
+                f"not a valid octal number); write {_without_zeros(text)} for the number")
+    if lowered in _FLOAT_WORDS:
+        return f"{text} is text in YAML; write {_FLOAT_WORDS[lowered]} for the number"
+    return None
+
+
+def _number_trap(text: str, value: int | float) -> str | None:
+    """Traps of plain scalars that resolved to numbers."""
+    if _LEADING_ZERO.fullmatch(text) and isinstance(value, int):
+        return (f"YAML 1.1 reads {text} as the octal number {value}; write "
+                f"{_without_zeros(text)} for the decimal number, or quote it if you meant text")
+    if re.fullmatch(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?", text):
+        return (f"YAML 1.1 reads {text} as the base-60 number {value!r}; "
+                f"quote it ('{text}') if you meant text")
+    if "_" in text:
+        return (f"YAML 1.1 reads {text} as {value!r}, ignoring '_', but YAML 1.2 reads it as "
+                f"text; write {value!r}")
+    return None
+
+
+def _without_zeros(text: str) -> str:
+    sign = text[0] if text[0] in "+-" else ""
+    digits = text.lstrip("+-").replace("_", "").lstrip("0")
+    return sign + (digits or "0")
+
+
