@@ -14,12 +14,18 @@ every parameter while ``param.update_rule.hyperparam.lr = 0`` changes just one.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from graphcore.links.link import Link
+from graphcore.optimizer_hooks import (
+    GradientClipping,
+    GradientHardClipping,
+    Lasso,
+    WeightDecay,
+)
 from graphcore.variable import Parameter
 
 __all__ = [
@@ -93,81 +99,6 @@ def _add_hook(hooks: dict[str, dict[str, Callable]], hook: Callable, name: str |
     if name in hooks["pre"] or name in hooks["post"]:
         raise KeyError(f"a hook named {name!r} is already registered")
     hooks[timing][name] = hook
-
-
-class WeightDecay:
-    """L2 regularization: ``grad += rate * param`` before the update."""
-
-    name = "WeightDecay"
-    call_for_each_param = True
-    timing = "pre"
-
-    def __init__(self, rate: float) -> None:
-        self.rate = rate
-
-    def __call__(self, rule: UpdateRule, param: Parameter) -> None:
-        p, g = param.array, param.grad
-        if p is not None and g is not None:
-            g += self.rate * p
-
-
-class Lasso:
-    """L1 regularization: ``grad += rate * sign(param)`` before the update."""
-
-    name = "Lasso"
-    call_for_each_param = True
-    timing = "pre"
-
-    def __init__(self, rate: float) -> None:
-        self.rate = rate
-
-    def __call__(self, rule: UpdateRule, param: Parameter) -> None:
-        p, g = param.array, param.grad
-        if p is not None and g is not None:
-            g += self.rate * np.sign(p)
-
-
-class GradientClipping:
-    """Rescale all gradients together so their global L2 norm is at most ``threshold``."""
-
-    name = "GradientClipping"
-    call_for_each_param = False
-    timing = "pre"
-
-    def __init__(self, threshold: float) -> None:
-        self.threshold = threshold
-
-    def __call__(self, optimizer: Optimizer) -> None:
-        grads = list(_grads(optimizer.target))
-        sqnorm = sum(float(np.dot(g.ravel(), g.ravel())) for g in grads)
-        rate = self.threshold / (math.sqrt(sqnorm) + 1e-6)
-        if rate < 1:
-            for g in grads:
-                g *= rate
-
-
-class GradientHardClipping:
-    """Clip every gradient element into ``[lower_bound, upper_bound]``."""
-
-    name = "GradientHardClipping"
-    call_for_each_param = True
-    timing = "pre"
-
-    def __init__(self, lower_bound: float, upper_bound: float) -> None:
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-
-    def __call__(self, rule: UpdateRule, param: Parameter) -> None:
-        g = param.grad
-        if g is not None:
-            np.clip(g, self.lower_bound, self.upper_bound, out=g)
-
-
-def _grads(link: Link) -> Iterator[np.ndarray]:
-    for p in link.params(include_uninit=False):
-        g = p.grad
-        if g is not None and p.requires_grad:
-            yield g
 
 
 # --- per-parameter rules ----------------------------------------------------------------------
