@@ -136,12 +136,21 @@ class _Loader(InputsReader, StepsReader):
                                did_you_mean(key, self.params))
                     return INVALID
                 return self.params[key]
-            return v
+            return self.unambiguous(node)
         if isinstance(node, LSeq):
             return [self.value(item) for item in node]
         if isinstance(node, LMap):
             return {k: self.value(node[k]) for k in node}
         return node
+
+    def unambiguous(self, node: LScalar) -> Any:
+        """The scalar's value, unless it is a number YAML versions read differently (``010`` is
+        8 in YAML 1.1 and 10 in 1.2; ``1:30`` is 90; ``1_000``): that is an error with a hint."""
+        v = node.value
+        if node.trap and isinstance(v, int | float) and not isinstance(v, bool):
+            self.error(node.loc, f"ambiguous number {node.raw}", node.trap)
+            return INVALID
+        return v
 
     def check_version(self) -> None:
         node = self.root.get("graphtool")
@@ -202,7 +211,8 @@ class _Loader(InputsReader, StepsReader):
             if isinstance(value, LMap):
                 self.error(value.loc, f"parameter '{key}' must be a scalar or a list")
                 continue
-            params[key] = value.to_python()
+            params[key] = (self.unambiguous(value) if isinstance(value, LScalar)
+                           else value.to_python())
         return params
 
     def apply_overrides(self, overrides: Sequence[str]) -> None:
@@ -242,8 +252,7 @@ class _Loader(InputsReader, StepsReader):
         for item, name in zip(items, names, strict=False):
             if not isinstance(name, str) or name not in scope.names:
                 self.error(item.loc, f"outputs: no value named {show(item)} at the end of the "
-                           "graph", did_you_mean(str(name), [n for n in scope.names
-                                                              if n != PREVIOUS]))
+                           "graph", scope.missing_hint(str(name)))
             else:
                 out.append(name)
         return out

@@ -73,7 +73,7 @@ class ControlFlowReader:
                 live.append((name, at))
                 if name not in scope.names:
                     self.error(at, f"no value named '{name}' here",
-                               did_you_mean(name, [n for n in scope.names if n != PREVIOUS]))
+                               scope.missing_hint(name))
         if self.kind == "static" and live:
             self.error(live[0][1], f"a static spec cannot branch on live data ('{live[0][0]}');"
                        " branch on params, or make the spec kind: dynamic")
@@ -90,6 +90,10 @@ class ControlFlowReader:
                                  if "else" in node else ([], scope.copy()))
         after = Scope({n: loc for n, loc in then_scope.names.items()
                         if n in else_scope.names}, scope.loops)
+        after.partial = {**then_scope.partial, **else_scope.partial}
+        for name in set(then_scope.names) ^ set(else_scope.names):
+            if name != PREVIOUS:
+                after.partial[name] = node.loc.line
         if predicate is None:
             return None, after
         step = IfStep(predicate, node.loc, ploc, then, otherwise)

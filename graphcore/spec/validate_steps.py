@@ -145,8 +145,10 @@ class StepsReader(ControlFlowReader):
             self.check_shared(step)
         for name in step.inputs:
             if name not in scope.names:
-                self.error(loc, f"no value named '{name}' here" if name != PREVIOUS else
-                           "no previous value ('_'): the spec has no inputs")
+                if name == PREVIOUS:
+                    self.error(loc, "no previous value ('_'): the spec has no inputs")
+                else:
+                    self.error(loc, f"no value named '{name}' here", scope.missing_hint(name))
         scope = scope.copy()
         scope.names[PREVIOUS] = loc
         if node is not None and "to" in node:
@@ -211,7 +213,7 @@ class StepsReader(ControlFlowReader):
                 continue
             if name not in scope.names:
                 self.error(item.loc, f"no value named '{name}' here",
-                           did_you_mean(name, [n for n in scope.names if n != PREVIOUS]))
+                           scope.missing_hint(name))
                 continue
             out.append(name)
         if not out and not names:

@@ -26,12 +26,21 @@ MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
 class Scope:
     """Value names bound at a point of the graph, each with where it was bound."""
 
-    def __init__(self, names: dict[str, Loc | None], loops: tuple[str, ...] = ()) -> None:
+    def __init__(self, names: dict[str, Loc | None], loops: tuple[str, ...] = (),
+                 partial: dict[str, int] | None = None) -> None:
         self.names = dict(names)
         self.loops = loops  # kinds of the enclosing loops, innermost last
+        self.partial = dict(partial or {})  # name -> line of an `if` that binds it in one branch
 
     def copy(self) -> Scope:
-        return Scope(self.names, self.loops)
+        return Scope(self.names, self.loops, self.partial)
+
+    def missing_hint(self, name: str) -> str | None:
+        """Why ``name`` is not in scope, when that can be told, else a did-you-mean."""
+        if name in self.partial:
+            return (f"'{name}' is bound in only one branch of the if at line "
+                    f"{self.partial[name]}; bind it in both branches to use it after the if")
+        return did_you_mean(name, [n for n in self.names if n != PREVIOUS])
 
 
 
