@@ -239,7 +239,7 @@ graph:
     e = the_error(text)
     assert at(e) == "model.yaml:10:22"
     assert e.message == "no value named 'a' here"
-    assert e.hint == ("'a' is bound in only one branch of the if at line 7; bind it in both "
+    assert e.hint == ("'a' is bound in only one branch of the if at line 6; bind it in both "
                       "branches to use it after the if")
     # and the name bound in both branches is visible: only 'a' is reported
 
