@@ -157,3 +157,12 @@ def test_disable_update_stops_gradients_for_frozen_parameters():
 def test_link_without_forward_is_a_type_error():
     with pytest.raises(TypeError, match="forward"):
         graphcore.Link()(1)
+
+
+def test_lazy_linear_refuses_a_0d_input_with_a_shape_error():
+    import pytest
+
+    from graphcore.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="0-d input"):
+        L.Linear(None, 3)(np.ones((), np.float32))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphcore.errors import ShapeError
 from graphcore.links.link import Link
 from graphcore.ops.linalg import LinearFunction
 from graphcore.variable import Parameter
@@ -32,6 +33,9 @@ class Linear(Link):
     def forward(self, x):
         W = self.W
         if W._array is None:
+            if not x.shape:
+                raise ShapeError(f"Linear: cannot infer the input size from a 0-d input; "
+                                 f"expected (..., in), got {x.shape}")
             W.initialize((self.out_size, x.shape[-1]))
         if self.b is None:
             return LinearFunction().apply((x, W))[0]
