@@ -160,8 +160,6 @@ def test_link_without_forward_is_a_type_error():
 
 
 def test_lazy_linear_refuses_a_0d_input_with_a_shape_error():
-    import pytest
-
     from graphcore.errors import ShapeError
 
     with pytest.raises(ShapeError, match="0-d input"):
