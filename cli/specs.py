@@ -32,3 +32,13 @@ def parse_inputs(items: Sequence[str]) -> dict[str, str]:
             raise CliError(f"--input expects NAME=PATH or NAME=-, got {item!r}", USAGE)
         out[name] = path
     return out
+
+
+def load_with_inputs(spec: str, sets: Sequence[str], inputs: Sequence[str],
+                     plugins: Sequence[object]) -> tuple[Spec, dict[str, str]]:
+    """The SPEC argument and its ``--set``/``--input``/``--plugin`` options, as the commands
+    that run one spec take them: the loaded spec and the input overrides."""
+    overrides = parse_inputs(inputs)
+    if spec == STDIN and STDIN in overrides.values():
+        raise CliError("stdin cannot carry both the spec and an input", USAGE)
+    return load(spec, sets, [str(p) for p in plugins]), overrides

@@ -29,10 +29,7 @@ def check(
         raise CliError("check runs define-by-run only; --mode static is not available here",
                        USAGE, hint="compare static with dynamic results: graphtool run --mode "
                        "static --json")
-    overrides = specs.parse_inputs(inputs)
-    if spec == specs.STDIN and specs.STDIN in overrides.values():
-        raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets, [str(p) for p in plugins])
+    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     report = check_spec(loaded, seed=seed, input_overrides=overrides)
     if json_out:
         output.emit_json(report.to_dict(mode.value))

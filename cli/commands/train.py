@@ -56,10 +56,7 @@ def train(
     pass_list = parse_passes(passes)
     if pass_list is not None and mode is not Mode.static:
         raise CliError("--passes applies to --mode static", USAGE)
-    overrides = specs.parse_inputs(inputs)
-    if spec == specs.STDIN and specs.STDIN in overrides.values():
-        raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets, [str(p) for p in plugins])
+    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     with _progress(steps, quiet) as on_step:
         try:
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,

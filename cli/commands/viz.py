@@ -62,10 +62,7 @@ def viz(
     pass_list = parse_passes(passes)
     if pass_list is not None and stages == ["executed"]:
         raise CliError("--passes applies to --stage ir, optimized or all", USAGE)
-    overrides = specs.parse_inputs(inputs)
-    if spec == specs.STDIN and specs.STDIN in overrides.values():
-        raise CliError("stdin cannot carry both the spec and an input", USAGE)
-    loaded = specs.load(spec, sets, [str(p) for p in plugins])
+    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
                            rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.
