@@ -12,7 +12,6 @@
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import warnings
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from time_limits import time_limit
 
 from graphcore.errors import GraphcoreError, SpecError, SpecErrors, SpecRuntimeError
 from graphcore.registry import all_ops
@@ -142,25 +142,6 @@ def mutate(text: str, mutations: list[tuple]) -> str:
                 lines.insert(i + 1, " " * indent + "- " + rest[0])
                 text = "\n".join(lines)
     return text
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    """Fail instead of hanging: a hypothesis deadline cannot interrupt a stuck call."""
-    if not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def timed_out(signum, frame):
-        raise TimeoutError(f"ran over {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, timed_out)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

@@ -1,12 +1,11 @@
 """graphcore.spec.yaml_source: YAML text -> located values, safely (DESIGN sections 4 and 8)."""
 
-import contextlib
-import signal
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limits import time_limit
 
 from graphcore.errors import SpecError, SpecErrors
 from graphcore.spec import yaml_source
@@ -376,25 +375,6 @@ def mutate(text: str, mutations: list[tuple]) -> str:
             tokens[i], tokens[j] = tokens[j], tokens[i]
             text = " ".join(tokens)
     return text
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    """Fail instead of hanging (a hypothesis deadline cannot interrupt a stuck call)."""
-    if not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def timed_out(signum, frame):
-        raise TimeoutError(f"load_yaml ran over {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, timed_out)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @settings(max_examples=300, deadline=None, database=None,
