@@ -145,3 +145,20 @@ def test_ops_lists_ops_and_layers():
     assert "scale" in entries and "prod_others" in entries
     human = invoke("ops")
     assert human.exit_code == 0 and "softmax_cross_entropy" in human.stdout
+
+
+@pytest.mark.parametrize(("raised", "code", "text"), [
+    (RuntimeError("a bug"), 70, "internal error: RuntimeError: a bug\nre-run with --debug"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+])
+def test_internal_errors_and_interrupts_have_their_exit_codes(monkeypatch, tmp_path, raised,
+                                                             code, text):
+    import cli.commands.run as run_command
+
+    def boom(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(run_command, "run_report", boom)
+    result = invoke("run", SPECS / "seed_static.yaml", "--out-dir", tmp_path)
+    assert result.exit_code == code
+    assert text in result.stderr and "Traceback" not in result.stderr
