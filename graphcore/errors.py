@@ -42,11 +42,11 @@ class RegistryError(GraphcoreError, ValueError):
     """An op declaration is invalid or its name is already taken."""
 
 
-class SpecError(GraphcoreError, ValueError):
-    """One problem in a spec file, located: ``file:line:col: error: message``.
+class _Located(GraphcoreError):
+    """An error at a position in a spec: ``file:line:col: error: message``.
 
     ``line`` and ``col`` are 1-based; ``source_line`` (the offending line's text) and ``length``
-    (how many characters the caret underlines) let callers draw a caret; ``hint`` is an
+    (how many characters the caret underlines) let ``render`` draw a caret; ``hint`` is an
     optional extra sentence (did-you-mean, YAML 1.1 traps).
     """
 
@@ -75,6 +75,10 @@ class SpecError(GraphcoreError, ValueError):
         return "\n".join(lines)
 
 
+class SpecError(_Located, ValueError):
+    """One problem in a spec file (it stops the spec from loading; the CLI exits 65)."""
+
+
 class SpecErrors(GraphcoreError, ValueError):
     """Every problem found in one spec, in file order; raised instead of the first one."""
 
@@ -86,26 +90,9 @@ class SpecErrors(GraphcoreError, ValueError):
         return "\n".join(e.render() for e in self.errors)
 
 
-class SpecRuntimeError(GraphcoreError, RuntimeError):
+class SpecRuntimeError(_Located, RuntimeError):
     """Running a valid spec failed at a step (a shape mismatch, a carry that changed shape,
-    NaN/Inf in the loss); located like ``SpecError``: ``file:line:col: error: message``."""
-
-    def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
-                 source_line: str | None = None, length: int = 1) -> None:
-        self.message = message
-        self.file = file
-        self.line = line
-        self.col = col
-        self.source_line = source_line
-        self.length = max(length, 1)
-        super().__init__(f"{file}:{line}:{col}: error: {message}")
-
-    def render(self) -> str:
-        lines = [str(self)]
-        if self.source_line is not None and self.col > 0:
-            lines.append("    " + self.source_line.rstrip("\n"))
-            lines.append("    " + " " * (self.col - 1) + "^" + "~" * (self.length - 1))
-        return "\n".join(lines)
+    NaN/Inf in the loss); located like ``SpecError`` (the CLI exits 1)."""
 
 
 class RendererUnavailable(GraphcoreError, RuntimeError):
