@@ -53,7 +53,14 @@ def all_ops() -> dict[str, type[FunctionNode]]:
     return dict(sorted(_ops.items()))
 
 
+def suggestion(word: str, choices: object) -> str | None:
+    """``"did you mean 'relu'?"`` for the closest of ``choices``, or None (every did-you-mean
+    hint in graphtool comes from here)."""
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else None
+
+
 def did_you_mean(word: str, choices: object) -> str:
-    """``"; did you mean 'relu'?"`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    """``"; did you mean 'relu'?"`` to append to a message, or an empty string."""
+    hint = suggestion(word, choices)
+    return f"; {hint}" if hint else ""

@@ -19,7 +19,6 @@ file is a ``FileNotFoundError`` naming the input and the path.
 
 from __future__ import annotations
 
-import difflib
 import io
 import itertools
 import math
@@ -35,6 +34,7 @@ from typing import BinaryIO
 import numpy as np
 
 from graphcore.errors import SpecError
+from graphcore.registry import suggestion as _did_you_mean
 from graphcore.spec.loader import DEFAULT_MAX_ELEMENTS
 from graphcore.spec.model import InputSpec
 from graphcore.spec.yaml_source import Loc, error_at
@@ -152,9 +152,6 @@ def _dtype(spec: InputSpec) -> np.dtype:
     return np.dtype(spec.dtype)
 
 
-def _did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def _show_shape(shape: Iterable[int | None]) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from graphcore.registry import suggestion as _did_you_mean
 from graphcore.spec.predicate_nodes import (
     Arithmetic,
     Boolean,
@@ -22,7 +23,6 @@ from graphcore.spec.predicate_nodes import (
     PredicateError,
     String,
     Value,
-    _did_you_mean,
 )
 
 # ------------------------------------------------------------------------------- evaluation

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,9 +54,6 @@ def to_spec_error(err: PredicateError, file: str, line: int, col_of_predicate_st
                      length=err.length, hint=err.hint)
 
 
-def _did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 

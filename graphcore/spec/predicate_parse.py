@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from graphcore.registry import suggestion as _did_you_mean
 from graphcore.spec.predicate_nodes import (
     _BINARY,
     _COMPARE,
@@ -32,7 +33,6 @@ from graphcore.spec.predicate_nodes import (
     PredicateError,
     Step,
     String,
-    _did_you_mean,
     _precedence,
 )
 

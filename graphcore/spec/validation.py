@@ -3,10 +3,10 @@ describe a located value in an error message."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
+from graphcore.registry import suggestion as did_you_mean
 from graphcore.spec.model import PREVIOUS
 from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
 
@@ -72,9 +72,6 @@ def items_of(node: Any, value: Any) -> list:
     return [node] * len(value) if isinstance(value, list) else [node]
 
 
-def did_you_mean(word: str, choices) -> str | None:
-    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
 
 
 def show(node: Any) -> str:
