@@ -45,7 +45,7 @@ class Plan:
     def _lower(self) -> None:
         graph = self.graph
         by_id = {n.id: n for n in graph.nodes}
-        self.param_arrays = {name: p.array for name, p in self.params.items()}
+        # the arrays the kernels are bound to; `stale` notices a parameter given a new one
         self._bound = [(p, p.array) for p in self.params.values()]
         values: dict[int, Any] = {}
         slot_buffers: dict[int, np.ndarray] = {}
@@ -66,7 +66,7 @@ class Plan:
                 values[node.id] = self.inputs[node.name] = np.empty(node.shape, node.dtype)
                 continue
             if node.op == "param":
-                values[node.id] = self.param_arrays[node.name]
+                values[node.id] = self.params[node.name].array
                 continue
             if node.op == "const":
                 values[node.id] = graph.consts[node.id]
