@@ -84,12 +84,13 @@ _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divi
            "pow": np.power, "maximum": np.maximum, "minimum": np.minimum}
 _UNARY = {"tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
           "square": np.square, "abs": np.abs, "neg": np.negative}
-_SCALAR = {"add_scalar": lambda v: (np.add, False), "scale": lambda v: (np.multiply, False),
-           "rsub_scalar": lambda v: (np.subtract, True), "rdiv_scalar": lambda v: (np.divide, True),
-           "pow_scalar": lambda v: (np.power, False)}
+# op -> (ufunc, whether the scalar is the first operand)
+_SCALAR = {"add_scalar": (np.add, False), "scale": (np.multiply, False),
+           "rsub_scalar": (np.subtract, True), "rdiv_scalar": (np.divide, True),
+           "pow_scalar": (np.power, False)}
 
 
-def _scalar_value(node_op: str, attrs: dict) -> float:
+def _scalar_value(attrs: dict) -> float:
     return attrs.get("value", attrs.get("by", attrs.get("exponent")))
 
 
@@ -106,8 +107,8 @@ def elementwise_step(op: str, attrs: dict, args: list, out: np.ndarray,
         return _chain([partial(np.multiply, args[0], 0.5, out=out), partial(np.tanh, out, out=out),
                        partial(np.multiply, out, 0.5, out=out), partial(np.add, out, 0.5, out=out)])
     if op in _SCALAR:
-        fn, reflected = _SCALAR[op](None)
-        value = _scalar_value(op, attrs)
+        fn, reflected = _SCALAR[op]
+        value = _scalar_value(attrs)
         return partial(fn, value, args[0], out=out) if reflected else \
             partial(fn, args[0], value, out=out)
     if op.startswith("vjp:"):
