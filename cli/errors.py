@@ -1,7 +1,8 @@
 """One place that turns exceptions into a message on stderr and the documented exit code.
 
 0 ok; 1 runtime failure or failed check; 2 usage; 65 bad spec or data; 66 missing input;
-69 renderer unavailable; 70 internal error; 130 interrupted. A user error never shows a
+69 renderer unavailable; 70 internal error; 73 cannot create output; 74 I/O error;
+130 interrupted (SIGINT); 141 broken pipe; 143 terminated (SIGTERM). A user error never shows a
 traceback; ``--debug`` shows one for anything.
 """
 
@@ -21,7 +22,9 @@ from graphcore import errors
 
 OK, FAILURE, USAGE, DATA_ERROR, NO_INPUT, UNAVAILABLE, INTERNAL, INTERRUPTED = (
     0, 1, 2, 65, 66, 69, 70, 130)
+CANT_CREATE, IO_ERROR = 73, 74  # sysexits: an output cannot be created; reading/writing failed
 BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+TERMINATED = 143  # what a shell reports for a process ended by SIGTERM
 
 
 class CliError(Exception):
