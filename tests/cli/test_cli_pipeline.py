@@ -1,5 +1,5 @@
-"""The installed `graphtool` command in real shell pipelines (subprocesses), including every
-line of the README's "Use it in a pipeline" section."""
+"""The installed `graphtool` command in real shell pipelines (subprocesses): what the README's
+"Use it in a pipeline" lines print (tests/test_readme_commands.py runs every README line)."""
 
 import json
 import os
@@ -24,6 +24,7 @@ def pipeline_lines() -> list[str]:
 @pytest.fixture
 def workdir(tmp_path):
     shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    (tmp_path / "outputs").mkdir()
     return tmp_path
 
 
@@ -39,19 +40,13 @@ def test_readme_has_pipeline_examples():
     assert len(pipeline_lines()) >= 4
 
 
-@pytest.mark.parametrize("line", pipeline_lines())
-def test_readme_pipeline_line_runs(line, workdir):
-    done = shell(line, workdir)
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
-
-
 def test_pipeline_outputs_are_data(workdir):
     lines = pipeline_lines()
     assert float(shell(lines[0], workdir).stdout)  # the loss, a number
     assert shell(lines[1], workdir).stdout.strip() == "seed_static"
     shell(lines[2], workdir)
-    assert json.loads((workdir / "run.json").read_text())["outputs"]["y"]["shape"] == [3, 2]
+    document = json.loads((workdir / "outputs" / "run.json").read_text())
+    assert document["outputs"]["y"]["shape"] == [3, 2]
 
 
 def test_head_closing_the_pipe_is_quiet(workdir):
