@@ -68,3 +68,24 @@ def test_a_missing_or_failing_plugin(files):
     assert bad.exit_code == 1
     assert "failed while loading: ValueError: broken on purpose" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_the_example_plugin_op_has_exact_first_and_second_order_gradients():
+    import importlib.util
+    from pathlib import Path
+
+    import numpy as np
+
+    from graphcore.gradient_check import check_backward, check_double_backward
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "swish_ops.py"
+    spec = importlib.util.spec_from_file_location("swish_ops_example", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        rng = np.random.default_rng(0)
+        x, gy, ggx = (rng.standard_normal((3, 4)) for _ in range(3))
+        check_backward(module.swish, x, gy, dtype=np.float64)
+        check_double_backward(module.swish, x, gy, ggx, dtype=np.float64)
+    finally:
+        registry._ops.pop("swish", None)
