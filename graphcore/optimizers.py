@@ -1,4 +1,6 @@
-"""Optimizers (Chainer's API): ``SGD``, ``MomentumSGD``, ``Adam``, and gradient hooks.
+"""Optimizers (Chainer's API): ``SGD``, ``MomentumSGD``, ``NesterovAG``, ``AdaGrad``,
+``RMSprop``, ``AdaDelta``, ``Adam`` (with AMSGrad and AdamW's decoupled weight decay), and
+gradient hooks. Defaults and update equations are Chainer's.
 
 An optimizer gives every parameter of its target link an ``UpdateRule`` (``param.update_rule``)
 that owns the parameter's state (momentum, Adam's moments) and updates ``param.array`` in place,
@@ -29,9 +31,10 @@ from graphcore.optimizer_hooks import (
 from graphcore.variable import Parameter
 
 __all__ = [
-    "SGD", "Adam", "AdamRule", "GradientClipping", "GradientHardClipping", "Hyperparameter",
-    "Lasso", "MomentumSGD", "MomentumSGDRule", "Optimizer", "SGDRule", "UpdateRule",
-    "WeightDecay",
+    "SGD", "AdaDelta", "AdaDeltaRule", "AdaGrad", "AdaGradRule", "Adam", "AdamRule",
+    "GradientClipping", "GradientHardClipping", "Hyperparameter", "Lasso", "MomentumSGD",
+    "MomentumSGDRule", "NesterovAG", "NesterovAGRule", "Optimizer", "RMSprop", "RMSpropRule",
+    "SGDRule", "UpdateRule", "WeightDecay",
 ]
 
 
@@ -168,6 +171,81 @@ class MomentumSGDRule(UpdateRule):
         v *= hp.momentum
         v -= hp.lr * param.grad
         param.array += v
+
+
+class NesterovAGRule(UpdateRule):
+    """Nesterov's accelerated gradient in Chainer's form::
+
+        v = momentum * v - lr * grad
+        param += momentum**2 * v - (1 + momentum) * lr * grad
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["v"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        v, g = self.state["v"], param.grad
+        v *= hp.momentum
+        v -= hp.lr * g
+        param.array += hp.momentum * hp.momentum * v
+        param.array -= (1 + hp.momentum) * hp.lr * g
+
+
+class AdaGradRule(UpdateRule):
+    """``h += grad**2; param -= lr * grad / (sqrt(h) + eps)``."""
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["h"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        h, g = self.state["h"], param.grad
+        h += g * g
+        param.array -= hp.lr * g / (np.sqrt(h) + hp.eps)
+
+
+class RMSpropRule(UpdateRule):
+    """``ms = alpha * ms + (1 - alpha) * grad**2; param -= lr * grad / (sqrt(ms) + eps)``
+    (``sqrt(ms + eps)`` with ``eps_inside_sqrt``)."""
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["ms"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        ms, g = self.state["ms"], param.grad
+        eps = g.dtype.type(hp.eps)
+        if hp.eps != 0 and eps == 0:
+            raise ValueError(f"RMSprop: eps={hp.eps} is zero in {g.dtype.name}")
+        ms *= hp.alpha
+        ms += (1 - hp.alpha) * g * g
+        denom = np.sqrt(ms + eps) if hp.eps_inside_sqrt else np.sqrt(ms) + eps
+        param.array -= hp.lr * g / denom
+
+
+class AdaDeltaRule(UpdateRule):
+    """Zeiler's ADADELTA::
+
+        msg = rho * msg + (1 - rho) * grad**2
+        dx = sqrt((msdx + eps) / (msg + eps)) * grad
+        msdx = rho * msdx + (1 - rho) * dx**2
+        param -= dx
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["msg"] = np.zeros_like(param.array)
+        self.state["msdx"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        msg, msdx, g = self.state["msg"], self.state["msdx"], param.grad
+        msg *= hp.rho
+        msg += (1 - hp.rho) * g * g
+        dx = np.sqrt((msdx + hp.eps) / (msg + hp.eps)) * g
+        msdx *= hp.rho
+        msdx += (1 - hp.rho) * dx * dx
+        param.array -= dx
 
 
 class AdamRule(UpdateRule):
@@ -357,6 +435,69 @@ class MomentumSGD(Optimizer):
 
     def create_update_rule(self) -> UpdateRule:
         return MomentumSGDRule(self.hyperparam)
+
+
+class NesterovAG(Optimizer):
+    """Nesterov's accelerated gradient (Sutskever et al., 2013; Chainer's formulation)."""
+
+    lr = _HyperparameterProxy()
+    momentum = _HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.01, momentum: float = 0.9) -> None:
+        super().__init__()
+        self.hyperparam.lr = lr
+        self.hyperparam.momentum = momentum
+
+    def create_update_rule(self) -> UpdateRule:
+        return NesterovAGRule(self.hyperparam)
+
+
+class AdaGrad(Optimizer):
+    """AdaGrad (Duchi et al., 2011)."""
+
+    lr = _HyperparameterProxy()
+    eps = _HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.001, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.hyperparam.lr = lr
+        self.hyperparam.eps = eps
+
+    def create_update_rule(self) -> UpdateRule:
+        return AdaGradRule(self.hyperparam)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Tieleman & Hinton, 2012)."""
+
+    lr = _HyperparameterProxy()
+    alpha = _HyperparameterProxy()
+    eps = _HyperparameterProxy()
+    eps_inside_sqrt = _HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-8,
+                 eps_inside_sqrt: bool = False) -> None:
+        super().__init__()
+        hp = self.hyperparam
+        hp.lr, hp.alpha, hp.eps, hp.eps_inside_sqrt = lr, alpha, eps, eps_inside_sqrt
+
+    def create_update_rule(self) -> UpdateRule:
+        return RMSpropRule(self.hyperparam)
+
+
+class AdaDelta(Optimizer):
+    """ADADELTA (Zeiler, 2012): no learning rate."""
+
+    rho = _HyperparameterProxy()
+    eps = _HyperparameterProxy()
+
+    def __init__(self, rho: float = 0.95, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.hyperparam.rho = rho
+        self.hyperparam.eps = eps
+
+    def create_update_rule(self) -> UpdateRule:
+        return AdaDeltaRule(self.hyperparam)
 
 
 class Adam(Optimizer):

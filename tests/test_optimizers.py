@@ -191,3 +191,96 @@ def test_hooks_need_unique_names_and_can_be_removed():
 def test_update_before_setup_is_an_error():
     with pytest.raises(RuntimeError, match="setup"):
         optimizers.SGD().update()
+
+
+# --- the optimizers Chainer's examples use beyond SGD and Adam: each against its equations ---
+
+
+def _reference_steps(name, hp, p, grads):
+    """Chainer's update equations for ``name``, in float64, over ``grads``."""
+    state = {k: np.zeros_like(p) for k in ("v", "h", "ms", "msg", "msdx")}
+    for g in grads:
+        if name == "NesterovAG":
+            state["v"] = hp["momentum"] * state["v"] - hp["lr"] * g
+            p = p + hp["momentum"] ** 2 * state["v"] - (1 + hp["momentum"]) * hp["lr"] * g
+        elif name == "AdaGrad":
+            state["h"] = state["h"] + g * g
+            p = p - hp["lr"] * g / (np.sqrt(state["h"]) + hp["eps"])
+        elif name == "RMSprop":
+            state["ms"] = hp["alpha"] * state["ms"] + (1 - hp["alpha"]) * g * g
+            denom = (np.sqrt(state["ms"] + hp["eps"]) if hp.get("eps_inside_sqrt")
+                     else np.sqrt(state["ms"]) + hp["eps"])
+            p = p - hp["lr"] * g / denom
+        elif name == "AdaDelta":
+            state["msg"] = hp["rho"] * state["msg"] + (1 - hp["rho"]) * g * g
+            dx = np.sqrt((state["msdx"] + hp["eps"]) / (state["msg"] + hp["eps"])) * g
+            state["msdx"] = hp["rho"] * state["msdx"] + (1 - hp["rho"]) * dx * dx
+            p = p - dx
+    return p
+
+
+OTHER_OPTIMIZERS = [
+    ("NesterovAG", {"lr": 0.05, "momentum": 0.8}),
+    ("AdaGrad", {"lr": 0.1, "eps": 1e-6}),
+    ("RMSprop", {"lr": 0.02, "alpha": 0.9, "eps": 1e-6}),
+    ("RMSprop", {"lr": 0.02, "alpha": 0.9, "eps": 1e-3, "eps_inside_sqrt": True}),
+    ("AdaDelta", {"rho": 0.9, "eps": 1e-4}),
+]
+
+
+@pytest.mark.parametrize(("name", "hp"), OTHER_OPTIMIZERS)
+def test_other_optimizers_match_chainers_equations_over_three_steps(name, hp):
+    model = Pair()
+    opt = getattr(optimizers, name)(**hp).setup(model)
+    p = model.a.array.astype(np.float64)
+    scales = (1.0, -2.0, 0.5)
+    for scale in scales:
+        set_grads(model, scale)
+        opt.update()
+    expected = _reference_steps(name, hp, p, [GRAD_A.astype(np.float64) * s for s in scales])
+    np.testing.assert_allclose(model.a.array, expected, rtol=1e-5)
+    assert not np.allclose(model.a.array, p)  # it moved
+
+
+@pytest.mark.parametrize(("name", "defaults"), [
+    ("NesterovAG", {"lr": 0.01, "momentum": 0.9}),
+    ("AdaGrad", {"lr": 0.001, "eps": 1e-8}),
+    ("RMSprop", {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "eps_inside_sqrt": False}),
+    ("AdaDelta", {"rho": 0.95, "eps": 1e-6}),
+])
+def test_other_optimizers_have_chainers_defaults_and_proxies(name, defaults):
+    opt = getattr(optimizers, name)()
+    for key, value in defaults.items():
+        assert getattr(opt, key) == value
+    first = next(iter(defaults))
+    setattr(opt, first, 0.5)
+    assert opt.hyperparam.get_dict()[first] == 0.5
+
+
+@pytest.mark.parametrize(("name", "hp"), OTHER_OPTIMIZERS)
+def test_other_optimizers_state_round_trips_through_save_npz(name, hp, tmp_path):
+    model = Pair()
+    opt = getattr(optimizers, name)(**hp).setup(model)
+    set_grads(model)
+    opt.update()
+    graphcore.serializers.save_npz(tmp_path / "opt.npz", opt)
+    graphcore.serializers.save_npz(tmp_path / "model.npz", model)
+    again = Pair()
+    graphcore.serializers.load_npz(tmp_path / "model.npz", again)
+    resumed = getattr(optimizers, name)(**hp).setup(again)
+    graphcore.serializers.load_npz(tmp_path / "opt.npz", resumed)
+    for m, o in ((model, opt), (again, resumed)):
+        set_grads(m, -1.5)
+        o.update()
+    np.testing.assert_array_equal(again.a.array, model.a.array)
+    np.testing.assert_array_equal(again.b.array, model.b.array)
+    with np.load(tmp_path / "opt.npz") as saved:
+        assert "a/t" in saved.files and "t" in saved.files
+
+
+def test_rmsprop_refuses_an_eps_that_vanishes_in_the_dtype():
+    model = Pair()
+    opt = optimizers.RMSprop(eps=1e-50).setup(model)
+    set_grads(model)
+    with pytest.raises(ValueError, match="eps"):
+        opt.update()

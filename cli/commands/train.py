@@ -19,16 +19,19 @@ from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import Mode, parse_passes, passes_option, plugin_option
 from graphcore import serializers
-from graphcore.spec.training import TrainingOptionError, TrainResult, train_spec
+from graphcore.spec.training import (
+    DEFAULT_LR,
+    OPTIMIZERS,
+    TrainingOptionError,
+    TrainResult,
+    train_spec,
+)
 
 TABLE_ROWS = 10  # the loss table shows about this many steps: the first, every k-th, the last
 
 
 
-class OptimizerName(StrEnum):
-    sgd = "sgd"
-    momentum = "momentum"
-    adam = "adam"
+OptimizerName = StrEnum("OptimizerName", {name: name for name in OPTIMIZERS})
 
 
 @command
@@ -37,8 +40,8 @@ def train(
     steps: int = typer.Option(100, "--steps", min=1, help="Optimizer steps."),
     optimizer: OptimizerName = typer.Option(OptimizerName.adam, "--optimizer",
                                             help="Update rule."),
-    lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: "
-                                    "sgd/momentum 0.01, adam 0.001)."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: " + ", ".join(
+        f"{name} {rate:g}" for name, rate in DEFAULT_LR.items()) + ")."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
                                           help="Examples per step (default: all the data)."),
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "

@@ -47,8 +47,17 @@ from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
 
-OPTIMIZERS = ("sgd", "momentum", "adam")
-DEFAULT_LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}  # adam: its alpha
+# name -> (optimizer class, the keyword its learning rate goes to, Chainer's default rate)
+OPTIMIZER_TABLE: dict[str, tuple[type[optimizers.Optimizer], str, float]] = {
+    "sgd": (optimizers.SGD, "lr", 0.01),
+    "momentum": (optimizers.MomentumSGD, "lr", 0.01),
+    "nesterov": (optimizers.NesterovAG, "lr", 0.01),
+    "adagrad": (optimizers.AdaGrad, "lr", 0.001),
+    "rmsprop": (optimizers.RMSprop, "lr", 0.01),
+    "adam": (optimizers.Adam, "alpha", 0.001),
+}
+OPTIMIZERS = tuple(OPTIMIZER_TABLE)
+DEFAULT_LR = {name: default for name, (_, _, default) in OPTIMIZER_TABLE.items()}
 
 Inputs = dict[str, Any]
 
@@ -104,18 +113,15 @@ def require_loss(spec: Spec, purpose: str) -> None:
 
 
 def make_optimizer(name: str, lr: float | None = None) -> tuple[optimizers.Optimizer, float]:
-    """The optimizer called ``name`` (sgd | momentum | adam) and the learning rate it uses."""
+    """The optimizer called ``name`` (one of ``OPTIMIZERS``) and the learning rate it uses."""
     if name not in OPTIMIZERS:
         raise TrainingOptionError(f"unknown optimizer {name!r}; choose one of "
                                   f"{', '.join(OPTIMIZERS)}")
     lr = DEFAULT_LR[name] if lr is None else float(lr)
     if not lr > 0 or not np.isfinite(lr):
         raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-    if name == "sgd":
-        return optimizers.SGD(lr=lr), lr
-    if name == "momentum":
-        return optimizers.MomentumSGD(lr=lr), lr
-    return optimizers.Adam(alpha=lr), lr
+    cls, keyword, _ = OPTIMIZER_TABLE[name]
+    return cls(**{keyword: lr}), lr
 
 
 def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float | None = None,

@@ -80,7 +80,7 @@ def test_batch_size_larger_than_the_data_is_a_usage_error(tmp_path):
     assert not (tmp_path / "residual_mlp").exists()
 
 
-@pytest.mark.parametrize("args", [["--optimizer", "rmsprop"], ["--lr", "0"], ["--steps", "0"],
+@pytest.mark.parametrize("args", [["--optimizer", "lbfgs"], ["--lr", "0"], ["--steps", "0"],
                                   ["--batch-size", "0"], ["--input", "nonsense"]])
 def test_bad_options_exit_2(args, tmp_path):
     result = train(SPECS / "seed_static.yaml", *args, "--out-dir", tmp_path)
@@ -127,3 +127,12 @@ def test_a_diverging_run_names_the_step_and_exits_1(tmp_path):
     assert result.exit_code == 1 and result.stdout == ""
     assert "error: training step" in result.stderr and "produced NaN or Inf" in result.stderr
     assert "Warning" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["sgd", "momentum", "nesterov", "adagrad", "rmsprop", "adam"])
+def test_every_optimizer_lowers_the_loss(name, tmp_path):
+    result = train(SPECS / "residual_mlp.yaml", "--steps", "20", "--optimizer", name,
+                   "--json", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    losses = json.loads(result.stdout)["losses"]
+    assert losses[-1] < losses[0]
