@@ -3,6 +3,10 @@
 The engine reads these on every op call, so they are plain attributes of one module-level
 object (an attribute read is the cheapest lookup Python has). They are process-wide, not
 thread-local: run one model per process or guard switches yourself.
+
+As in Chainer, users may add keys of their own (``config.my_flag = 1``,
+``using_config('my_flag', 2)``); the keys Chainer code sets for its GPU back ends
+(``use_cudnn``, ``autotune``, ...) exist with Chainer's CPU defaults and change nothing here.
 """
 
 import contextlib
@@ -10,15 +14,28 @@ from collections.abc import Iterator
 
 import numpy as np
 
+# Keys Chainer defines that only matter to its GPU/iDeep back ends: accepted, never read here.
+_CHAINER_ONLY_DEFAULTS = {
+    "use_cudnn": "never", "cudnn_deterministic": False, "use_cudnn_tensor_core": "auto",
+    "autotune": False, "use_ideep": "never", "type_check": True, "keep_graph_on_report": False,
+    "lazy_grad_sum": False, "use_static_graph": True, "warn_nondeterministic": False,
+    "in_recomputing": False,
+}
+
 
 class _Config:
-    __slots__ = ("train", "enable_backprop", "debug", "dtype")
+    # The engine's own keys are slots (fastest reads); user keys live in __dict__.
+    __slots__ = ("train", "enable_backprop", "debug", "dtype", "__dict__")
 
     def __init__(self) -> None:
         self.train = True  # dropout and batch norm behave as in training
         self.enable_backprop = True  # record the graph while running forward
         self.debug = False  # check every op's outputs and gradients for NaN/Inf
         self.dtype = np.dtype(np.float32)  # dtype of parameters links create
+        self.__dict__.update(_CHAINER_ONLY_DEFAULTS)
+
+    def __getattr__(self, name: str) -> object:  # only reached for keys never set
+        raise AttributeError(f"graphcore.config has no key {name!r}")
 
 
 config = _Config()
@@ -30,15 +47,21 @@ def using_config(name: str, value: object) -> Iterator[None]:
 
     >>> with using_config('train', False):
     ...     y = model(x)      # dropout off, batch norm uses running statistics
+
+    A key that did not exist before the block is removed again after it.
     """
-    if name not in _Config.__slots__:
-        raise AttributeError(f"unknown config key {name!r}; known: {', '.join(_Config.__slots__)}")
-    old = getattr(config, name)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TypeError(f"using_config: the key must be an identifier string, got {name!r}")
+    missing = object()
+    old = getattr(config, name, missing)
     setattr(config, name, np.dtype(value) if name == "dtype" else value)
     try:
         yield
     finally:
-        setattr(config, name, old)
+        if old is missing:
+            delattr(config, name)
+        else:
+            setattr(config, name, old)
 
 
 def no_backprop_mode() -> contextlib.AbstractContextManager[None]:

@@ -282,3 +282,25 @@ def test_float32_stays_float32():
         assert y.dtype == np.float32, y.creator.label
     F.sum(F.sigmoid(x) * 3.0).backward()
     assert x.grad.dtype == np.float32
+
+
+def test_config_takes_user_keys_and_chainers_back_end_keys_as_chainer_does():
+    config = graphcore.config
+    config.my_flag = 1
+    try:
+        assert config.my_flag == 1
+        with graphcore.using_config("my_flag", 2):
+            assert config.my_flag == 2
+        assert config.my_flag == 1
+    finally:
+        del config.my_flag
+    with graphcore.using_config("use_cudnn", "never"):  # harmless on a CPU engine
+        assert config.use_cudnn == "never"
+    with graphcore.using_config("brand_new", True):
+        assert config.brand_new is True
+    assert not hasattr(config, "brand_new")  # a key the block added is gone after it
+    with pytest.raises(AttributeError, match="no key 'never_set'"):
+        config.never_set  # noqa: B018 - reading it is the test
+    with pytest.raises(TypeError, match="identifier"):
+        with graphcore.using_config(3, True):
+            pass

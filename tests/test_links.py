@@ -164,3 +164,75 @@ def test_lazy_linear_refuses_a_0d_input_with_a_shape_error():
 
     with pytest.raises(ShapeError, match="0-d input"):
         L.Linear(None, 3)(np.ones((), np.float32))
+
+
+# --- Link.copy / repeat / add_link (Chainer's semantics) -------------------------------------
+
+
+class _Block(graphcore.Chain):
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.l = L.Linear(4, 3)
+            self.lazy = L.Linear(None, 2)
+
+    def forward(self, x):
+        return self.lazy(F.relu(self.l(x)))
+
+
+def test_copy_share_shares_arrays_but_not_gradients():
+    block = _Block()
+    block(np.ones((2, 4), np.float32))
+    block.cleargrads()  # caches the parameter list, which the copy must not inherit
+    shared = block.copy("share")
+    assert shared.l.W is not block.l.W and shared.l.W.array is block.l.W.array
+    F.sum(shared(np.ones((2, 4), np.float32))).backward()
+    assert shared.l.W.grad is not None and block.l.W.grad is None
+    shared.cleargrads()
+    assert shared.l.W.grad is None
+    block.l.W.array[...] = 0  # an update through one is seen by the other
+    assert not shared.l.W.array.any()
+    assert shared.name is None and shared.l.name == "l"
+
+
+def test_copy_copy_starts_equal_then_diverges_and_init_redraws():
+    block = _Block()
+    copied, redrawn = block.copy("copy"), block.copy("init")
+    np.testing.assert_array_equal(copied.l.W.array, block.l.W.array)
+    assert copied.l.W.array is not block.l.W.array
+    assert redrawn.l.W.shape == block.l.W.shape
+    assert not np.array_equal(redrawn.l.W.array, block.l.W.array)
+    assert redrawn.lazy.W.array is None  # a lazy parameter stays lazy
+
+
+def test_repeat_builds_a_sequential_of_copies():
+    net = _Block().repeat(3)
+    assert isinstance(net, graphcore.Sequential) and len(net) == 3
+    assert [name for name, _ in net.namedparams()][:2] == ["/0/l/W", "/0/l/b"]
+    assert not np.array_equal(net[0].l.W.array, net[1].l.W.array)  # 'init' by default
+    shared = _Block().repeat(2, mode="share")
+    assert shared[0].l.W.array is shared[1].l.W.array
+    assert len(_Block().repeat(0)) == 0
+    with pytest.raises(ValueError, match="mode"):
+        _Block().repeat(2, mode="deep")
+
+
+def test_sequential_copy_keeps_its_plain_functions_in_order():
+    seq = graphcore.Sequential(L.Linear(3, 2), F.relu)
+    again = seq.copy("copy")
+    assert again[1] is F.relu and again[0] is not seq[0]
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_array_equal(again(x).array, seq(x).array)
+
+
+def test_add_link_on_chain_and_chainlist():
+    chain = graphcore.Chain()
+    chain.add_link("fc", L.Linear(2, 2))
+    assert [name for name, _ in chain.namedparams()] == ["/fc/W", "/fc/b"]
+    with pytest.raises(AttributeError, match="exists"):
+        chain.add_link("fc", L.Linear(2, 2))
+    chain_list = graphcore.ChainList()
+    chain_list.add_link(L.Linear(2, 2))
+    assert [name for name, _ in chain_list.namedparams()] == ["/0/W", "/0/b"]
+    with pytest.raises(TypeError, match="links"):
+        chain_list.add_link(F.relu)

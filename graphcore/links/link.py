@@ -7,6 +7,7 @@ Chainer, and those names (``/l1/W``) are used everywhere: optimizers, saved file
 from __future__ import annotations
 
 import contextlib
+import copy as copying
 from collections.abc import Callable, Iterator
 
 from graphcore.variable import Parameter
@@ -118,6 +119,51 @@ class Link:
             else:
                 target.array[...] = p.array
 
+    def copy(self, mode: str = "share") -> Link:
+        """A copy of this link and its children, in one of Chainer's three modes.
+
+        ``share``: new link and parameter objects over the same arrays, so an update through
+        one is seen by the other, while gradients stay separate. ``copy``: a deep copy that
+        starts equal and then goes its own way. ``init``: a deep copy whose initialized
+        parameters are drawn again from their initializers.
+        """
+        if mode == "share":
+            return self._share()
+        if mode not in ("copy", "init"):
+            raise ValueError(f"Link.copy: mode must be 'share', 'copy' or 'init', got {mode!r}")
+        ret = copying.deepcopy(self)
+        ret.__dict__.pop("_param_cache", None)
+        object.__setattr__(ret, "name", None)
+        if mode == "init":
+            for p in ret.params(include_uninit=False):
+                p.initialize(p.shape)
+        return ret
+
+    def _share(self) -> Link:
+        ret = copying.copy(self)
+        state = ret.__dict__
+        state.pop("_param_cache", None)  # it lists this link's parameter objects, not the copy's
+        state["_params"] = list(self._params)
+        state["_persistent"] = list(self._persistent)
+        state["name"] = None
+        for name in self._params:
+            mine = getattr(self, name)
+            shared = Parameter(mine.initializer, name=mine.name)
+            shared._array = mine._array
+            shared.requires_grad = mine.requires_grad
+            state[name] = shared
+        self._share_children(ret)
+        return ret
+
+    def _share_children(self, ret: Link) -> None:
+        """Give ``ret`` (a shallow copy of this link) shared copies of the children."""
+
+    def repeat(self, n_repeat: int, mode: str = "init") -> Sequential:
+        """A ``Sequential`` of ``n_repeat`` copies of this link (``copy(mode)`` each)."""
+        if mode not in ("init", "copy", "share"):
+            raise ValueError(f"Link.repeat: mode must be 'init', 'copy' or 'share', got {mode!r}")
+        return Sequential(*(self.copy(mode) for _ in range(max(int(n_repeat), 0))))
+
     def disable_update(self) -> None:
         """Freeze every parameter: no gradient is computed for it, optimizers skip it."""
         for p in self.params():
@@ -182,6 +228,22 @@ class Chain(Link):
     def __getitem__(self, name: str) -> Link:
         return getattr(self, name)
 
+    def add_link(self, name: str, link: Link) -> None:
+        """Register ``link`` as the child ``name`` (as assigning it in ``init_scope`` does)."""
+        if name in self.__dict__:
+            raise AttributeError(f"cannot register a new link {name!r}: attribute exists")
+        if not isinstance(link, Link):
+            raise TypeError(f"Chain.add_link takes a Link, got {type(link).__name__}")
+        with self.init_scope():
+            setattr(self, name, link)
+
+    def _share_children(self, ret: Link) -> None:
+        ret.__dict__["_children"] = list(self._children)
+        for name in self._children:
+            child = getattr(self, name)._share()
+            child.name = name
+            ret.__dict__[name] = child
+
 
 class ChainList(Link):
     """A link made of an ordered list of child links, named ``/0``, ``/1``, ..."""
@@ -193,9 +255,21 @@ class ChainList(Link):
             self.append(link)
 
     def append(self, link: Link) -> None:
+        if not isinstance(link, Link):
+            raise TypeError(f"ChainList holds links, got {type(link).__name__}")
         _structure[0] += 1
         link.name = str(len(self._children))
         self._children.append(link)
+
+    def add_link(self, link: Link) -> None:
+        """Chainer's name for ``append``: add ``link`` as the next child."""
+        self.append(link)
+
+    def _share_children(self, ret: Link) -> None:
+        shared = [child._share() for child in self._children]
+        for i, child in enumerate(shared):
+            child.name = str(i)
+        ret.__dict__["_children"] = shared
 
     def __getitem__(self, index: int) -> Link:
         return self._children[index]
@@ -247,6 +321,11 @@ class Sequential(ChainList):
         elif not callable(layer):
             raise TypeError(f"Sequential takes links or callables, got {type(layer).__name__}")
         self._layers.append(layer)
+
+    def _share_children(self, ret: Link) -> None:
+        super()._share_children(ret)
+        copies = dict(zip(map(id, self._children), ret._children, strict=True))
+        ret.__dict__["_layers"] = [copies.get(id(layer), layer) for layer in self._layers]
 
     def __getitem__(self, index: int):
         return self._layers[index]
