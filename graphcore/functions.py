@@ -33,10 +33,11 @@ from graphcore.ops.loss import (
 )
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
-from graphcore.ops.reduction import max, mean, min, prod, sum
+from graphcore.ops.reduction import average, max, mean, min, prod, sum
 
 __all__ = [
-    "absolute", "add", "batch_normalization", "broadcast_to", "cast", "clip", "concat", "div",
+    "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
+    "concat", "div",
     "dropout", "embed_id", "exp", "expand_dims", "fixed_batch_normalization", "get_item",
     "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
     "mean_squared_error", "min", "minimum", "mul", "neg", "pow", "prod", "relu", "reshape",

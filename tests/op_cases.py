@@ -144,6 +144,10 @@ def _softmax_like() -> list[OpCase]:
 CASES: dict[str, list[OpCase]] = {
     # arithmetic
     "add": _binary((3, 4), (4,)),
+    "multi_add": [OpCase((normal(3, 4), normal(3, 4), normal(3, 4)), label="three"),
+                  OpCase((normal(3, 4), normal(4), normal(3, 1), normal(3, 4)),
+                         label="broadcast"),
+                  OpCase((normal(2, 3),), label="one")],
     "sub": _binary((3, 4), (3, 1)),
     "mul": _binary((2, 3, 4), (3, 1)),
     "div": _binary((3, 4), (4,), b=positive),

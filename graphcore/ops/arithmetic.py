@@ -278,12 +278,63 @@ def _fmt(value: float) -> str:
 _SCALARS = (int, float, np.generic)
 
 
-def add(a, b):
+@register_op
+class MultiAdd(FunctionNode):
+    """``x0 + x1 + ...`` over any number of inputs, with broadcasting (``F.add(*xs)``)."""
+
+    __slots__ = ()
+    name = "multi_add"
+    label = "MultiAdd"
+    elementwise = True
+    arity = None
+
+    def forward(self, inputs):
+        if any(x.dtype != inputs[0].dtype for x in inputs):
+            same_dtype(self.label, *inputs)
+        y = inputs[0] + inputs[1] if len(inputs) > 1 else inputs[0].copy()
+        for x in inputs[2:]:
+            if x.shape == y.shape:
+                y += x
+            else:
+                y = y + x
+        return y,
+
+    def check_inputs(self, inputs):
+        same_dtype(self.label, *inputs)
+        broadcastable(self.label, *inputs)
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        return tuple(g.sum_to(gy, self.inputs[i].shape) for i in indexes)
+
+
+def add(*xs):
+    """``x0 + x1 + ...`` (Chainer's ``F.add``): two operands as ``+`` does, more in one node."""
+    if len(xs) == 2:
+        return _add(*xs)
+    if not xs:
+        raise TypeError("F.add: needs at least one input")
+    return MultiAdd().apply(xs)[0]
+
+
+# A raw array beside a Variable is a constant of the Variable's dtype (Chainer's
+# ``_preprocess_rhs``); two Variables of different dtypes stay an error.
+def _constants_like(a, b):
+    if type(a) is np.ndarray and isinstance(b, Variable) and a.dtype != b.dtype:
+        return a.astype(b.dtype), b
+    if type(b) is np.ndarray and isinstance(a, Variable) and b.dtype != a.dtype:
+        return a, b.astype(a.dtype)
+    return a, b
+
+
+def _add(a, b):
     """``a + b`` (either may be a Variable, an array or a scalar)."""
     if isinstance(b, _SCALARS):
         return AddScalar(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
         return AddScalar(_py(a)).apply((b,))[0]
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = _constants_like(a, b)
     return Add().apply((a, b))[0]
 
 
@@ -292,6 +343,8 @@ def sub(a, b):
         return AddScalar(-_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
         return RSubScalar(_py(a)).apply((b,))[0]
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = _constants_like(a, b)
     return Sub().apply((a, b))[0]
 
 
@@ -300,6 +353,8 @@ def mul(a, b):
         return Scale(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
         return Scale(_py(a)).apply((b,))[0]
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = _constants_like(a, b)
     return Mul().apply((a, b))[0]
 
 
@@ -308,6 +363,8 @@ def div(a, b):
         return Scale(1.0 / _py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
         return RDivScalar(_py(a)).apply((b,))[0]
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = _constants_like(a, b)
     return Div().apply((a, b))[0]
 
 
@@ -316,6 +373,8 @@ def pow(a, b):  # noqa: A001
         return PowScalar(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
         return RPowScalar(_py(a)).apply((b,))[0]
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = _constants_like(a, b)
     return Pow().apply((a, b))[0]
 
 
@@ -334,8 +393,8 @@ def install_operators() -> None:
     def swap(f):
         return lambda self, other: f(other, self)
 
-    Variable.__add__ = add
-    Variable.__radd__ = swap(add)
+    Variable.__add__ = _add
+    Variable.__radd__ = swap(_add)
     Variable.__sub__ = sub
     Variable.__rsub__ = swap(sub)
     Variable.__mul__ = mul

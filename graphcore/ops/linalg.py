@@ -99,10 +99,17 @@ class LinearFunction(FunctionNode):
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
 
 
-def matmul(a, b):
-    """Matrix product with numpy's semantics; 1-D operands are treated as numpy does."""
+def matmul(a, b, transa: bool = False, transb: bool = False):
+    """Matrix product with numpy's semantics; 1-D operands are treated as numpy does.
+
+    ``transa`` / ``transb`` (Chainer's arguments) transpose the last two axes of ``a`` / ``b``
+    first; they are recorded as transpose nodes, so every pass and kernel sees plain ops."""
     from graphcore.ops.array import reshape
 
+    if transa and np.ndim(_arr(a)) >= 2:
+        a = _mT(a)
+    if transb and np.ndim(_arr(b)) >= 2:
+        b = _mT(b)
     a_vec, b_vec = np.ndim(_arr(a)) == 1, np.ndim(_arr(b)) == 1
     if not (a_vec or b_vec):
         return MatMul().apply((a, b))[0]

@@ -248,8 +248,39 @@ def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
     return Sum(axis, keepdims).apply((x,))[0]
 
 
-def mean(x, axis=None, keepdims: bool = False):
-    return Mean(axis, keepdims).apply((x,))[0]
+def mean(x, axis=None, weights=None, keepdims: bool = False):
+    """Mean over ``axis``; with ``weights``, Chainer's weighted ``average``: ``sum(x * w) /
+    sum(w)``, ``weights`` shaped like ``x`` (``axis=None``) or ``(x.shape[axis],)``."""
+    if weights is None:
+        return Mean(axis, keepdims).apply((x,))[0]
+    return _weighted_mean(x, axis, weights, keepdims)
+
+
+average = mean  # Chainer's name
+
+
+def _weighted_mean(x, axis, weights, keepdims: bool):
+    from graphcore.ops.array import broadcast_to, reshape
+
+    ndim, shape = len(x.shape), tuple(x.shape)
+    w_shape = tuple(np.shape(weights.array if hasattr(weights, "array") else weights))
+    if axis is None:
+        if w_shape != shape:
+            raise errors.ShapeError(f"Mean: weights must have the shape of x {shape} when "
+                                    f"axis is None, got {w_shape}")
+        w = weights
+    else:
+        axes = normalize_axes("Mean", axis, ndim)
+        if len(axes) != 1:
+            raise errors.ShapeError(f"Mean: weights take one axis, got axis={axis}")
+        a = axes[0]
+        if w_shape != (shape[a],):
+            raise errors.ShapeError(f"Mean: weights must have shape ({shape[a]},) for axis "
+                                    f"{axis} of x {shape}, got {w_shape}")
+        w = broadcast_to(reshape(weights, tuple(n if i == a else 1 for i, n in enumerate(shape))),
+                         shape)
+    total = Sum(axis, keepdims).apply((x * w,))[0]
+    return total / broadcast_to(Sum().apply((weights,))[0], total.shape)
 
 
 def prod(x, axis=None, keepdims: bool = False):

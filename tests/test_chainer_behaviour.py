@@ -1,0 +1,81 @@
+"""Chainer behaviours the API reproduces, each checked against what Chainer's code does.
+
+Chainer's source (chainer/functions/math/basic_math.py, average.py, matmul.py) is the
+reference: a raw array beside a Variable is cast to the Variable's dtype, ``F.add`` takes any
+number of inputs, ``F.matmul`` takes ``transa``/``transb``, ``F.mean``/``F.average`` take
+``weights``.
+"""
+
+import numpy as np
+import pytest
+
+import graphcore
+import graphcore.functions as F
+from graphcore import Variable, errors
+from graphcore.computational_graph import build_computational_graph
+from graphcore.gradient_check import check_backward
+
+
+def test_a_raw_array_beside_a_variable_takes_the_variables_dtype():
+    x = Variable(np.ones((2, 3), np.float32))
+    c = np.full((2, 3), 0.5)  # float64, as np.full makes it
+    for y in (x * c, c * x, x + c, c + x, x - c, c - x, x / c, c / x, x ** c):
+        assert y.dtype == np.float32
+    np.testing.assert_allclose((x * c).array, 0.5)
+    y = x * c
+    y.grad = np.ones((2, 3), np.float32)
+    y.backward()
+    assert x.grad.dtype == np.float32
+    with pytest.raises(errors.DTypeError):  # two Variables must still agree
+        _ = x * Variable(c)
+
+
+def test_add_takes_any_number_of_inputs_in_one_node():
+    rng = np.random.default_rng(0)
+    xs = [Variable(rng.standard_normal((2, 3))) for _ in range(4)]
+    y = F.add(*xs)
+    np.testing.assert_allclose(y.array, sum(x.array for x in xs))
+    assert y.creator.label == "MultiAdd"
+    assert F.add(xs[0], xs[1]).creator.label == "_ + _"  # two inputs: Chainer's Add node
+    F.sum(y).backward()
+    for x in xs:
+        np.testing.assert_array_equal(x.grad, np.ones((2, 3)))
+    dot = build_computational_graph([y]).dump()
+    assert 'label="MultiAdd"' in dot
+    with pytest.raises(TypeError, match="at least one"):
+        F.add()
+
+
+@pytest.mark.parametrize(("transa", "transb"), [(False, True), (True, False), (True, True)])
+def test_matmul_transposes_its_operands_on_request(transa, transb):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 4, 3) if transa else (2, 3, 4))
+    b = rng.standard_normal((2, 5, 4) if transb else (2, 4, 5))
+    y = F.matmul(a, b, transa=transa, transb=transb)
+    a_ = np.swapaxes(a, -1, -2) if transa else a
+    b_ = np.swapaxes(b, -1, -2) if transb else b
+    np.testing.assert_allclose(y.array, a_ @ b_)
+    gy = rng.standard_normal((2, 3, 5))
+    check_backward(lambda p, q: F.matmul(p, q, transa=transa, transb=transb), (a, b), gy,
+                   dtype=np.float64)
+
+
+def test_weighted_mean_is_chainers_average():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4))
+    w_axis = rng.uniform(0.5, 2.0, 4)
+    y = F.mean(x, axis=1, weights=w_axis)
+    np.testing.assert_allclose(y.array, np.average(x, axis=1, weights=w_axis))
+    w_all = rng.uniform(0.5, 2.0, (3, 4))
+    np.testing.assert_allclose(F.average(x, weights=w_all).array,
+                               np.average(x, weights=w_all))
+    kept = F.mean(x, axis=0, weights=rng.uniform(0.5, 2.0, 3), keepdims=True)
+    assert kept.shape == (1, 4)
+    check_backward(lambda a, w: F.mean(a, axis=1, weights=w), (x, w_axis),
+                   rng.standard_normal(3), dtype=np.float64)
+    with pytest.raises(errors.ShapeError, match=r"weights must have shape \(4,\)"):
+        F.mean(x, axis=1, weights=np.ones(3))
+    with pytest.raises(errors.ShapeError, match="one axis"):
+        F.mean(x, axis=(0, 1), weights=np.ones(4))
+    assert F.mean(x).shape == ()  # no weights: the plain op as before
+    assert graphcore.functions.average is F.mean
