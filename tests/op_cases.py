@@ -278,6 +278,13 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(4, 3), fixed([1, -1, 2, 0])), {"reduce": "no"}, label="reduce-no"),
         OpCase((normal(4, 3), fixed([1, 2, 0, 1])), {"ignore_label": 2},
                label="ignore-label-2"),
+        OpCase((normal(4, 3), fixed([1, -1, 2, 0])), {"class_weight": [0.5, 2.0, 1.5]},
+               label="class-weight"),
+        OpCase((normal(2, 3, 2, 2), fixed([[[0, 2], [1, -1]], [[2, 2], [0, 1]]])),
+               label="nchw"),
+        OpCase((normal(2, 3, 4), fixed([[0, 2, 1, -1], [2, 2, 0, 1]])),
+               {"reduce": "no", "class_weight": np.array([1.0, 0.25, 3.0])},
+               label="ncl-reduce-no-class-weight"),
     ],
     "sigmoid_cross_entropy": [
         OpCase((normal(3, 4), ints(3, 4, high=2)), label="mean"),

@@ -79,3 +79,42 @@ def test_weighted_mean_is_chainers_average():
         F.mean(x, axis=(0, 1), weights=np.ones(4))
     assert F.mean(x).shape == ()  # no weights: the plain op as before
     assert graphcore.functions.average is F.mean
+
+
+def _reference_softmax_cross_entropy(x, t, class_weight, ignore_label, normalize):
+    """Chainer's definition, one position at a time."""
+    n, c = x.shape[:2]
+    positions = [(i,) + rest for i in range(n) for rest in np.ndindex(*x.shape[2:])]
+    total, counted = 0.0, 0
+    for pos in positions:
+        label = t[pos]
+        if label == ignore_label:
+            continue
+        scores = np.array([x[(pos[0], k) + pos[1:]] for k in range(c)])
+        log_p = scores[label] - np.log(np.exp(scores - scores.max()).sum()) - scores.max()
+        total -= (1.0 if class_weight is None else class_weight[label]) * log_p
+        counted += 1
+    return total / max(counted if normalize else n, 1)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4), (2, 3, 2, 2)])
+@pytest.mark.parametrize("class_weight", [None, [0.5, 2.0, 1.5]])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_softmax_cross_entropy_equals_chainers_definition(shape, class_weight, normalize):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape)
+    t = rng.integers(0, 3, shape[:1] + shape[2:])
+    t.flat[1] = -1  # one ignored position
+    loss = F.softmax_cross_entropy(x, t, normalize=normalize,
+                                   class_weight=None if class_weight is None
+                                   else np.array(class_weight))
+    expected = _reference_softmax_cross_entropy(x, t, class_weight, -1, normalize)
+    np.testing.assert_allclose(float(loss.array), expected, rtol=1e-12)
+
+
+def test_softmax_cross_entropy_refuses_mismatched_labels_and_weights():
+    x = np.zeros((2, 3, 4))
+    with pytest.raises(errors.ShapeError, match=r"expected labels of shape \(2, 4\)"):
+        F.softmax_cross_entropy(x, np.zeros((2,), np.int32))
+    with pytest.raises(errors.ShapeError, match="class_weight has 2 entries for 3 classes"):
+        F.softmax_cross_entropy(x, np.zeros((2, 4), np.int32), class_weight=np.ones(2))

@@ -81,11 +81,13 @@ class LogSoftmax(FunctionNode):
 
 
 def _check_labels(label: str, x: np.ndarray, t: np.ndarray, ignore_label: int) -> np.ndarray:
-    """Validate integer class labels ``t`` for scores ``x``; return the not-ignored mask."""
+    """Validate integer class labels ``t`` for scores ``x`` (classes on axis 1); return the
+    not-ignored mask."""
     if t.dtype.kind not in "iu":
         raise errors.DTypeError(f"{label}: labels must be integers, got {t.dtype}")
-    if t.shape != x.shape[:1]:
-        raise errors.ShapeError(f"{label}: expected labels of shape {x.shape[:1]} for scores "
+    expected = x.shape[:1] + x.shape[2:]
+    if t.shape != expected:
+        raise errors.ShapeError(f"{label}: expected labels of shape {expected} for scores "
                                 f"{x.shape}, got {t.shape}")
     keep = t != ignore_label
     bad = keep & ((t < 0) | (t >= x.shape[1]))
@@ -95,67 +97,94 @@ def _check_labels(label: str, x: np.ndarray, t: np.ndarray, ignore_label: int) -
     return keep
 
 
+def _class_weight(value) -> np.ndarray | None:
+    if value is None:
+        return None
+    weight = np.asarray(value)
+    if weight.ndim != 1 or weight.dtype.kind not in "fiu":
+        raise errors.ShapeError(f"SoftmaxCrossEntropy: class_weight must be a 1-D array of "
+                                f"numbers, one per class, got shape {weight.shape}, "
+                                f"dtype {weight.dtype}")
+    return weight
+
+
 @register_op
 class SoftmaxCrossEntropy(FunctionNode):
-    """Mean negative log-likelihood of integer labels ``t`` under ``softmax(x)``.
+    """Mean negative log-likelihood of integer labels ``t`` under ``softmax(x)`` (Chainer's).
 
-    ``x``: ``(N, C)`` scores, ``t``: ``(N,)`` class indices; ``ignore_label`` entries count for
-    nothing. ``normalize`` divides by the number of counted labels (else by N).
+    ``x``: ``(N, C)`` or ``(N, C, d1, ...)`` scores, classes on axis 1; ``t``: ``(N,)`` or
+    ``(N, d1, ...)`` class indices; ``ignore_label`` entries count for nothing. ``normalize``
+    divides by the number of counted labels (else by N). ``class_weight`` (one number per
+    class) scales each label's term; as in Chainer it does not change the divisor.
     """
 
-    __slots__ = ("normalize", "reduce", "ignore_label")
+    __slots__ = ("normalize", "reduce", "ignore_label", "class_weight")
     name = "softmax_cross_entropy"
     label = "SoftmaxCrossEntropy"
     arity = 2
     attributes = {"normalize": Attr(bool, True, doc="divide by counted labels, not N"),
                   "reduce": _REDUCE,
-                  "ignore_label": Attr(int, -1, doc="label value that is skipped")}
+                  "ignore_label": Attr(int, -1, doc="label value that is skipped"),
+                  "class_weight": Attr((list, tuple, np.ndarray, type(None)), None,
+                                       doc="one weight per class for its label's term")}
 
     def __init__(self, normalize: bool = True, reduce: str = "mean",
-                 ignore_label: int = -1) -> None:
+                 ignore_label: int = -1, class_weight=None) -> None:
         if reduce not in ("mean", "no"):
             raise ValueError(f"SoftmaxCrossEntropy: reduce must be 'mean' or 'no', got "
                              f"{reduce!r}")
         self.normalize = normalize
         self.reduce = reduce
         self.ignore_label = ignore_label
+        self.class_weight = _class_weight(class_weight)
 
     def forward(self, inputs):
         x, t = inputs
-        if x.ndim != 2:
-            raise errors.ShapeError(f"{self.label}: expected scores of shape (N, C), got "
-                                    f"{x.shape}")
+        if x.ndim < 2:
+            raise errors.ShapeError(f"{self.label}: expected scores of shape (N, C) or "
+                                    f"(N, C, ...), got {x.shape}")
         is_float(self.label, x, "score array")
         keep = _check_labels(self.label, x, t, self.ignore_label)
         log_y = log_softmax_array(x, 1)
-        rows = np.arange(len(t))
         picked = np.where(keep, t, 0)
-        nll = -log_y[rows, picked] * keep
+        factor = keep.astype(x.dtype)
+        if self.class_weight is not None:
+            if len(self.class_weight) != x.shape[1]:
+                raise errors.ShapeError(f"{self.label}: class_weight has "
+                                        f"{len(self.class_weight)} entries for {x.shape[1]} "
+                                        "classes")
+            factor *= self.class_weight.astype(x.dtype)[picked]
+        nll = -np.take_along_axis(log_y, picked[:, None], axis=1)[:, 0] * factor
         if self.reduce == "mean":
             count = max(int(keep.sum()), 1) if self.normalize else max(len(t), 1)
             loss = np.asarray(nll.sum() / count, dtype=x.dtype)
         else:
             count = 1
             loss = nll.astype(x.dtype, copy=False)
-        self._saved = (log_y, keep, picked, count)
+        self._saved = (log_y, factor, picked, count)
         return loss,
 
     def backward(self, indexes, grad_outputs):
-        log_y, keep, picked, count = self._saved
+        log_y, factor, picked, count = self._saved
         gy, = grad_outputs
-        rows = np.arange(len(picked))
         if isinstance(gy, np.ndarray):
             gx = np.exp(log_y)
-            gx[rows, picked] -= 1
-            gx *= keep[:, None]
-            gx *= (gy / count) if self.reduce == "mean" else (gy[:, None])
+            at = picked[:, None]
+            np.put_along_axis(gx, at, np.take_along_axis(gx, at, axis=1) - 1, axis=1)
+            gx *= factor[:, None]
+            gx *= (gy / count) if self.reduce == "mean" else gy[:, None]
             return gx, None
         x, _ = self.get_retained_inputs()
-        onehot = np.zeros_like(log_y)
-        onehot[rows, picked] = 1
-        diff = g.mask(g.softmax(x, axis=1) - onehot, keep[:, None])
-        scale = gy * (1.0 / count) if self.reduce == "mean" else g.reshape(gy, (-1, 1))
-        return diff * scale, None
+        onehot = _onehot(picked, log_y.shape[1], log_y.dtype)
+        diff = g.scale_by(g.softmax(x, axis=1) - onehot, factor[:, None])
+        if self.reduce == "mean":
+            return diff * (gy * (1.0 / count)), None
+        return diff * g.reshape(gy, gy.shape[:1] + (1,) + gy.shape[1:]), None
+
+
+def _onehot(picked: np.ndarray, classes: int, dtype) -> np.ndarray:
+    """``picked`` (N, ...) as one-hot rows with the classes on axis 1: (N, C, ...)."""
+    return np.moveaxis(np.eye(classes, dtype=dtype)[picked], -1, 1)
 
 
 @register_op
@@ -243,9 +272,12 @@ def log_softmax(x, axis: int = 1):
     return LogSoftmax(axis).apply((x,))[0]
 
 
-def softmax_cross_entropy(x, t, normalize: bool = True, reduce: str = "mean",
-                          ignore_label: int = -1):
-    return SoftmaxCrossEntropy(normalize, reduce, ignore_label).apply((x, t))[0]
+def softmax_cross_entropy(x, t, normalize: bool = True, cache_score: bool = True,
+                          class_weight=None, ignore_label: int = -1, reduce: str = "mean",
+                          enable_double_backprop: bool = True):
+    """Chainer's signature. ``cache_score`` and ``enable_double_backprop`` are accepted for
+    compatibility: scores are always kept and double backprop always works."""
+    return SoftmaxCrossEntropy(normalize, reduce, ignore_label, class_weight).apply((x, t))[0]
 
 
 def sigmoid_cross_entropy(x, t, normalize: bool = True, reduce: str = "mean",

@@ -166,8 +166,8 @@ def reduction(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
 def softmax_cross_entropy(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step | None:
     x, t = ins
     a = node.attrs
-    if x.ndim != 2 or a.get("reduce", "mean") != "mean":
-        return None
+    if x.ndim != 2 or a.get("reduce", "mean") != "mean" or a.get("class_weight") is not None:
+        return None  # the op's own forward and backward handle the general case
     n, c = x.shape
     state = ctx.state.setdefault(node.id, {})
     log_y = state["log_y"] = np.empty_like(x)
