@@ -139,10 +139,24 @@ class Variable:
         unchain_graph(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self._array, prefix="variable(") if self._array is not None \
-            else "None"
-        name = f", name={self.name!r}" if self.name else ""
-        return f"variable({body}{name})"
+        """Chainer's form: ``variable([1., 2.])``, ``variable x([[0., 1.]])`` when named."""
+        prefix = f"variable {self.name}" if self.name else "variable"
+        array = self._array
+        if array is None:
+            body = "None"
+        elif array.size > 0 or array.shape == (0,):
+            body = np.array2string(array, separator=", ", prefix=prefix + "(")
+        else:  # an empty array other than (0,) shows its shape, as numpy's repr does
+            body = f"[], shape={array.shape!r}"
+        return f"{prefix}({body})"
+
+    def __str__(self) -> str:
+        """Chainer's form: ``variable([1. 2.])`` (numpy's ``str`` of the array)."""
+        prefix = f"variable {self.name}" if self.name else "variable"
+        array = self._array
+        body = "None" if array is None else np.array2string(array, separator=" ",
+                                                              prefix=prefix + "(")
+        return f"{prefix}({body})"
 
     def __bool__(self) -> bool:
         raise TypeError("the truth value of a Variable is ambiguous; use x.array for control flow")

@@ -118,3 +118,24 @@ def test_softmax_cross_entropy_refuses_mismatched_labels_and_weights():
         F.softmax_cross_entropy(x, np.zeros((2,), np.int32))
     with pytest.raises(errors.ShapeError, match="class_weight has 2 entries for 3 classes"):
         F.softmax_cross_entropy(x, np.zeros((2, 4), np.int32), class_weight=np.ones(2))
+
+
+def test_variable_repr_and_str_are_chainers():
+    x = Variable(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    assert repr(x) == "variable([[1., 2.],\n          [3., 4.]])"
+    assert str(x) == "variable([[1. 2.]\n          [3. 4.]])"
+    x.name = "x"
+    assert repr(x) == "variable x([[1., 2.],\n            [3., 4.]])"
+    assert repr(Variable(np.zeros((2, 0)))) == "variable([], shape=(2, 0))"
+    assert repr(Variable(np.zeros((0,)))) == "variable([])"
+    assert repr(Variable()) == "variable(None)"
+
+
+@pytest.mark.parametrize("fn", [F.relu, F.leaky_relu, F.sigmoid, F.tanh, F.softplus, F.exp,
+                                F.log, F.sqrt, F.square, F.absolute,
+                                lambda x: F.clip(x, 0, 1)])
+def test_float_only_ops_refuse_integer_arrays_naming_the_op(fn):
+    x = np.array([1, -2, 3])
+    with pytest.raises(errors.DTypeError, match=r"^\w+: expected a floating-point input, got "
+                                                r"int64"):
+        fn(x)

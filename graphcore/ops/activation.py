@@ -29,7 +29,10 @@ class ReLU(_Unary):
     _out_keep = (0,)
 
     def forward(self, inputs):
-        return np.maximum(inputs[0], 0),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.maximum(x, 0),
 
     def backward(self, indexes, grad_outputs):
         y = self.output_array(0)
@@ -50,6 +53,8 @@ class LeakyReLU(_Unary):
 
     def forward(self, inputs):
         x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
         return np.where(x > 0, x, x * self.slope).astype(x.dtype, copy=False),
 
     def backward(self, indexes, grad_outputs):
@@ -69,6 +74,8 @@ class Sigmoid(_Unary):
 
     def forward(self, inputs):
         x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
         y = np.tanh(x * 0.5)
         y *= 0.5
         y += 0.5
@@ -89,7 +96,10 @@ class Tanh(_Unary):
     _out_keep = (0,)
 
     def forward(self, inputs):
-        return np.tanh(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.tanh(x),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
@@ -110,6 +120,8 @@ class Softplus(_Unary):
 
     def forward(self, inputs):
         x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
         return (np.logaddexp(0, x * self.beta) / self.beta).astype(x.dtype, copy=False),
 
     def backward(self, indexes, grad_outputs):

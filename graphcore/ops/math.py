@@ -7,7 +7,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import broadcastable, same_dtype
+from graphcore.ops._checks import broadcastable, is_float, same_dtype
 from graphcore.registry import register_op
 
 
@@ -27,7 +27,10 @@ class Exp(_Unary):
     _out_keep = (0,)
 
     def forward(self, inputs):
-        return np.exp(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.exp(x),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
@@ -43,7 +46,10 @@ class Log(_Unary):
     label = "Log"
 
     def forward(self, inputs):
-        return np.log(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.log(x),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -60,7 +66,10 @@ class Sqrt(_Unary):
     _out_keep = (0,)
 
     def forward(self, inputs):
-        return np.sqrt(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.sqrt(x),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
@@ -76,7 +85,10 @@ class Square(_Unary):
     label = "Square"
 
     def forward(self, inputs):
-        return np.square(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.square(x),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -92,7 +104,10 @@ class Absolute(_Unary):
     label = "Absolute"
 
     def forward(self, inputs):
-        return np.abs(inputs[0]),
+        x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
+        return np.abs(x),
 
     def backward(self, indexes, grad_outputs):
         return g.scale_by(grad_outputs[0], np.sign(self.inputs[0]._array)),
@@ -166,6 +181,8 @@ class Clip(_Unary):
 
     def forward(self, inputs):
         x, = inputs
+        if x.dtype.kind != "f":
+            is_float(self.label, x)
         return np.clip(x, self.x_min, self.x_max).astype(x.dtype, copy=False),
 
     def backward(self, indexes, grad_outputs):
