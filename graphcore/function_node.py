@@ -160,7 +160,10 @@ class FunctionNode:
         except (errors.GraphcoreError, Warning):  # a numpy warning made an error stays one
             raise
         except Exception as e:
-            raise self._explain(arrays, e) from e
+            explained = self._explain(arrays, e)
+            if explained is e:
+                raise
+            raise explained from e
         if config.debug:
             from graphcore.debug import check_forward
 
@@ -192,11 +195,15 @@ class FunctionNode:
         return outs
 
     def _explain(self, arrays: tuple[np.ndarray, ...], cause: Exception) -> Exception:
-        """Turn a numpy failure inside forward into an error naming this op and the shapes."""
+        """Turn a numpy failure inside a built-in op's forward into an error naming the op and
+        the shapes. A user's op keeps its own exception (as in Chainer) unless its
+        ``check_inputs`` finds the inputs wrong."""
         try:
             self.check_inputs(arrays)
         except errors.GraphcoreError as e:
             return e
+        if not type(self).__module__.startswith("graphcore."):
+            return cause
         shapes = ", ".join(f"{a.shape} {a.dtype}" for a in arrays)
         kind = errors.DTypeError if isinstance(cause, TypeError) else errors.ShapeError
         return kind(f"{self.label}: cannot apply to inputs {shapes}: {cause}")

@@ -139,3 +139,33 @@ def test_float_only_ops_refuse_integer_arrays_naming_the_op(fn):
     with pytest.raises(errors.DTypeError, match=r"^\w+: expected a floating-point input, got "
                                                 r"int64"):
         fn(x)
+
+
+def test_scatter_add_has_chainers_signature_and_gradients():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((4, 3))
+    b = rng.standard_normal((3, 3))
+    slices = np.array([0, 2, 0])  # repeated rows add up
+    y = F.scatter_add(a, slices, b)
+    expected = a.copy()
+    np.add.at(expected, slices, b)
+    np.testing.assert_allclose(y.array, expected)
+    check_backward(lambda p, q: F.scatter_add(p, slices, q), (a, b),
+                   rng.standard_normal((4, 3)), dtype=np.float64)
+    row = F.scatter_add(a, (slice(None), 1), np.float64(2.0))  # b broadcasts to a[slices]
+    np.testing.assert_allclose(row.array[:, 1], a[:, 1] + 2.0)
+
+
+class _UserOpRaising(graphcore.FunctionNode):
+    def forward(self, inputs):
+        raise KeyError("the user's own error")
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs
+
+
+def test_an_exception_in_a_users_forward_keeps_its_type():
+    with pytest.raises(KeyError, match="the user's own error"):
+        _UserOpRaising().apply((np.ones(3),))
+    with pytest.raises(errors.ShapeError):  # a built-in op's numpy failure is explained
+        F.matmul(np.ones((2, 3)), np.ones((4, 2)))

@@ -266,7 +266,7 @@ class GetItem(FunctionNode):
 
     def backward(self, indexes, grad_outputs):
         x = self.inputs[0]
-        return scatter_add(grad_outputs[0], self.index, x.shape),
+        return scatter_into(grad_outputs[0], self.index, x.shape),
 
 
 @register_op
@@ -307,10 +307,25 @@ def _scatter_array(x: np.ndarray, index, shape) -> np.ndarray:
     return out
 
 
-def scatter_add(x, index, shape):
+def scatter_add(a, slices, b):
+    """Chainer's ``F.scatter_add``: ``a`` with ``b`` added at ``a[slices]`` (repeated indices
+    add up; ``b`` broadcasts to the shape of ``a[slices]``). Gradients reach ``a`` and ``b``.
+
+    The registered op (``scatter_add`` in specs) is the inner step: zeros of ``shape`` with
+    ``x`` added at ``index``; ``scatter_into`` calls it directly."""
+    target = np.empty(np.shape(_arr(a)), dtype=bool)[slices].shape
+    return a + scatter_into(broadcast_to(b, target), slices, np.shape(_arr(a)))
+
+
+def scatter_into(x, index, shape):
+    """Zeros of ``shape`` with ``x`` added at ``index`` (arrays in -> array out)."""
     if isinstance(x, np.ndarray):
         return _scatter_array(x, index, shape)
     return ScatterAdd(index, shape).apply((x,))[0]
+
+
+def _arr(x):
+    return x._array if hasattr(x, "_array") else np.asarray(x)
 
 
 def reshape(x, shape):
