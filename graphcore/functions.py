@@ -38,6 +38,7 @@ from graphcore.ops.loss import (
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization_layer import layer_normalization
+from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import max, mean, min, prod, sum
 
 __all__ = [
@@ -48,7 +49,8 @@ __all__ = [
     "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
     "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
     "tanh", "transpose", "where",
-    "attention", "copy", "layer_normalization", "swapaxes", "transpose_sequence",
+    "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
+    "transpose_sequence",
 ]
 
 abs = absolute  # noqa: A001
