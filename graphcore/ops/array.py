@@ -421,13 +421,13 @@ def copy(x, dst=-1):
 
 @register_op
 class TransposeSequence(FunctionNode):
-    """Batch-major sequences to time-major batches (and back): Chainer's
-    ``F.transpose_sequence``.
+    """Sequences sorted by decreasing length to one batch per time step (its own inverse).
 
-    Inputs: sequences ``xs[i]`` of shape ``(L_i, ...)`` sorted by non-increasing length.
-    Outputs: one array per time step ``t < L_0``, ``ys[t] = stack([x[t] for x if len(x) > t])``,
-    so ``ys[t]`` has shape ``(B_t, ...)`` with ``B_t`` non-increasing. The op is its own
-    inverse, and its gradient is the same transposition of the output gradients.
+    Chainer's ``F.transpose_sequence``. Inputs: sequences ``xs[i]`` of shape ``(L_i, ...)``
+    sorted by non-increasing length. Outputs: one array per time step ``t < L_0``,
+    ``ys[t] = stack([x[t] for x if len(x) > t])``, so ``ys[t]`` has shape ``(B_t, ...)``
+    with ``B_t`` non-increasing. The op is its own inverse, and its gradient is the same
+    transposition of the output gradients.
     """
 
     __slots__ = ()

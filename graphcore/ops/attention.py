@@ -42,8 +42,9 @@ def attention_weights(scores, keep: np.ndarray | None):
 
 @register_op
 class Attention(FunctionNode):
-    """Scaled dot-product attention softmax(scale * q k^T) v; inputs q, k, v and an optional
-    boolean mask."""
+    """``softmax(scale * q @ k^T) @ v`` over the keys; inputs q, k, v and an optional mask.
+
+    The mask is boolean, True where a query may attend to a key (see the module's doc)."""
 
     __slots__ = ("scale",)
     name = "attention"
