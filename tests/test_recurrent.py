@@ -353,3 +353,54 @@ def test_gru_cells_follow_their_formulas():
 def test_lstm_bias_initialization_follows_chainer():
     lstm = L.LSTM(3, 2, forget_bias_init=2.0, bias_init=0.5)
     np.testing.assert_array_equal(lstm.upward.b.array.reshape(2, 4), [[0.5, 0.5, 2.0, 0.5]] * 2)
+    lstm = L.LSTM(3, 2, forget_bias_init=graphcore.initializers.Constant(-1.0))
+    np.testing.assert_array_equal(lstm.upward.b.array.reshape(2, 4), [[0, 0, -1.0, 0]] * 2)
+
+
+def test_ptb_style_rnnlm_trains_with_truncated_bptt():
+    """The model code of Chainer's examples/ptb (stateful LSTMs, dropout, reset_state,
+    unchain_backward) runs unchanged and learns a repeating sequence."""
+
+    class RNNLM(graphcore.Chain):
+        def __init__(self, n_vocab, n_units):
+            super().__init__()
+            with self.init_scope():
+                self.embed = L.EmbedID(n_vocab, n_units)
+                self.l1 = L.LSTM(n_units, n_units)
+                self.l2 = L.LSTM(n_units, n_units)
+                self.l3 = L.Linear(n_units, n_vocab)
+            for param in self.params():
+                param.array[...] = np.random.uniform(-0.1, 0.1, param.shape)
+
+        def reset_state(self):
+            self.l1.reset_state()
+            self.l2.reset_state()
+
+        def forward(self, x):
+            h0 = self.embed(x)
+            h1 = self.l1(F.dropout(h0))
+            h2 = self.l2(F.dropout(h1))
+            return self.l3(F.dropout(h2))
+
+    np.random.seed(0)
+    model = RNNLM(6, 16)
+    optimizer = graphcore.optimizers.Adam(alpha=0.01).setup(model)
+    corpus = np.tile(np.arange(6, dtype=np.int32), 40)
+    batch, bprop_len = 4, 5
+    offsets = [i * len(corpus) // batch for i in range(batch)]
+    losses = []
+    for epoch_step in range(60):
+        loss = 0
+        for t in range(bprop_len):
+            position = epoch_step * bprop_len + t
+            x = np.array([corpus[(o + position) % len(corpus)] for o in offsets], np.int32)
+            y = np.array([corpus[(o + position + 1) % len(corpus)] for o in offsets], np.int32)
+            loss += F.softmax_cross_entropy(model(x), y)
+        model.cleargrads()
+        loss.backward()
+        loss.unchain_backward()  # truncate: the state stays, its history goes
+        optimizer.update()
+        losses.append(float(loss.array) / bprop_len)
+    assert np.mean(losses[-5:]) < 0.7 * np.mean(losses[:5])
+    model.reset_state()
+    assert model.l1.h is None

@@ -68,14 +68,24 @@ class LSTMBase(Chain):
         # F.lstm interleaves the gates per unit (a, i, f, o): column 4*k + 2 is unit k's
         # forget gate.
         gates = self.upward.b.array.reshape(out_size, 4)
-        gates[...] = bias_init
-        gates[:, 2] = forget_bias_init
+        for gate in range(4):
+            _fill(gates[:, gate], forget_bias_init if gate == 2 else bias_init)
 
     def _gates(self, x, h):
         a = self.upward(x)
         if h is not None:
             a = a + self.lateral(h)
         return a
+
+
+def _fill(view: np.ndarray, init) -> None:
+    """Fill ``view`` from a number or an initializer (a callable filling an array)."""
+    if callable(init):
+        values = np.empty(view.shape, view.dtype)
+        init(values)
+        view[...] = values
+    else:
+        view[...] = init
 
 
 class StatelessLSTM(LSTMBase):
