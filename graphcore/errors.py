@@ -18,6 +18,10 @@ class DTypeError(GraphcoreError, TypeError):
     """An op got inputs of the wrong or mismatched dtypes."""
 
 
+class DeviceError(GraphcoreError, ValueError):
+    """A device other than the host was asked for (graphcore computes with numpy only)."""
+
+
 class GraphError(GraphcoreError, RuntimeError):
     """The graph cannot be used as asked (freed saved values, no gradient to start from, ...)."""
 

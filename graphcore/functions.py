@@ -14,14 +14,18 @@ from graphcore.ops.array import (
     broadcast_to,
     cast,
     concat,
+    copy,
     get_item,
     reshape,
     scatter_add,
     split_axis,
     stack,
     sum_to,
+    swapaxes,
     transpose,
+    transpose_sequence,
 )
+from graphcore.ops.attention import attention
 from graphcore.ops.embed import embed_id
 from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.loss import (
@@ -33,6 +37,8 @@ from graphcore.ops.loss import (
 )
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
+from graphcore.ops.normalization_layer import layer_normalization
+from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
 
 __all__ = [
@@ -44,6 +50,8 @@ __all__ = [
     "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
     "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
     "tanh", "transpose", "where",
+    "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
+    "transpose_sequence",
 ]
 
 abs = absolute  # noqa: A001

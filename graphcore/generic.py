@@ -64,6 +64,12 @@ def transpose(x: Any, axes: tuple[int, ...] | None = None) -> Any:
     return x.transpose(axes)
 
 
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    if isinstance(x, Variable):
+        return _ops().swapaxes(x, axis1, axis2)
+    return x.swapaxes(axis1, axis2)
+
+
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     if isinstance(x, Variable):
         return _ops().sum(x, axis=axis, keepdims=keepdims)

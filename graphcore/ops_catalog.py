@@ -54,7 +54,8 @@ def catalog() -> dict[str, Any]:
         })
     for name, layer in LAYERS.items():
         entries.append({
-            "name": name, "kind": "layer", "label": name, "inputs": str(layer.arity),
+            "name": name, "kind": "layer", "label": name,
+            "inputs": "any" if layer.arity is None else str(layer.arity),
             "elementwise": False, "pure": True, "higher_order": True,
             "attributes": [_attribute(k, a) for k, a in layer.attributes.items()],
             "doc": layer.doc,

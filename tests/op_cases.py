@@ -298,4 +298,27 @@ CASES: dict[str, list[OpCase]] = {
     "mean_squared_error": [OpCase((normal(3, 4), normal(3, 4)))],
     # noise
     "dropout": [OpCase((normal(3, 4),), {"ratio": 0.5, "mask": _DROPOUT_MASK})],
+    # sequence models and transformers
+    "swapaxes": [OpCase((normal(2, 3, 4),), {"axis1": 0, "axis2": 2}, label="0-2"),
+                 OpCase((normal(2, 3, 4),), {"axis1": -1, "axis2": 1}, label="negative")],
+    "copy": [OpCase((normal(3, 4),))],
+    "transpose_sequence": [
+        OpCase((normal(4, 3), normal(2, 3), normal(2, 3), normal(1, 3)), label="ragged"),
+        OpCase((normal(3, 2, 2), normal(3, 2, 2)), label="equal-lengths"),
+    ],
+    "layer_normalization": [
+        OpCase((normal(4, 5), normal(5), normal(5)), label="2d"),
+        OpCase((normal(2, 3, 4), normal(4), normal(4)), {"eps": 1e-3}, label="3d-eps"),
+    ],
+    "attention": [
+        OpCase((normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 2)), label="no-mask"),
+        OpCase((normal(2, 2, 3, 4), normal(2, 2, 3, 4), normal(2, 2, 3, 4)), {"scale": 0.7},
+               label="heads-scale"),
+        OpCase((normal(2, 3, 4), normal(2, 4, 4), normal(2, 4, 3),
+                fixed([[[True, True, False, False]], [[True, True, True, False]]])),
+               label="padding-mask"),
+        OpCase((normal(1, 3, 2), normal(1, 3, 2), normal(1, 3, 2),
+                fixed([[True, False, False], [False, False, False], [True, True, True]])),
+               label="row-fully-masked"),
+    ],
 }

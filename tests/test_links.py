@@ -1,4 +1,5 @@
-"""Links: parameter naming, lazy shapes, Sequential, EmbedID, RNN/LSTM cells, BatchNormalization."""
+"""Links: parameter naming, lazy shapes, Sequential, EmbedID, RNN and StatelessLSTM cells,
+BatchNormalization."""
 
 import numpy as np
 import pytest
@@ -84,11 +85,11 @@ def test_rnn_cell_gradients_match_finite_differences():
 
 
 def test_lstm_cell_shapes_and_zero_state():
-    cell = L.LSTM(3, 4)
+    cell = L.StatelessLSTM(3, 4)
     x = np.random.default_rng(2).normal(size=(2, 3)).astype(np.float32)
-    h, c = cell(x)
+    c, h = cell(None, None, x)
     assert h.shape == c.shape == (2, 4)
-    h_zero, c_zero = cell(x, np.zeros((2, 4), np.float32), np.zeros((2, 4), np.float32))
+    c_zero, h_zero = cell(np.zeros((2, 4), np.float32), np.zeros((2, 4), np.float32), x)
     np.testing.assert_allclose(h.array, h_zero.array, rtol=1e-6)
     np.testing.assert_allclose(c.array, c_zero.array, rtol=1e-6)
     # The forget gate (every 4th bias starting at 2) starts at 1, the others at 0.
@@ -98,10 +99,11 @@ def test_lstm_cell_shapes_and_zero_state():
 def test_lstm_cell_gradients_match_finite_differences():
     rng = np.random.default_rng(3)
     with graphcore.using_config("dtype", np.float64):
-        cell = L.LSTM(3, 2)
+        cell = L.StatelessLSTM(3, 2)
 
     def two_steps(x, h, c):
-        return cell(x, *cell(x, h, c))
+        c, h = cell(c, h, x)
+        return cell(c, h, x)
 
     inputs = (rng.normal(size=(2, 3)), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)))
     grads = (rng.normal(size=(2, 2)), rng.normal(size=(2, 2)))

@@ -1,10 +1,21 @@
 """``graphcore.links`` (imported as ``L``): layers with parameters, Chainer's names."""
 
+from graphcore.links.attention import MultiHeadAttention
 from graphcore.links.batch_norm import BatchNormalization
 from graphcore.links.embed import EmbedID
+from graphcore.links.layer_norm import LayerNormalization
 from graphcore.links.linear import Linear
 from graphcore.links.link import Chain, ChainList, Link, Sequential
-from graphcore.links.rnn import LSTM, RNN
+from graphcore.links.n_step_rnn import NStepGRU, NStepLSTM
+from graphcore.links.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    StatefulGRU,
+    StatelessGRU,
+    StatelessLSTM,
+)
 
-__all__ = ["LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID", "Link",
-           "Linear", "Sequential"]
+__all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID",
+           "LayerNormalization", "Link", "Linear", "MultiHeadAttention", "NStepGRU",
+           "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM"]

@@ -4,11 +4,13 @@ from graphcore.ops import (  # noqa: F401
     activation,
     arithmetic,
     array,
+    attention,
     embed,
     linalg,
     loss,
     math,
     noise,
+    normalization_layer,
     reduction,
 )
 from graphcore.registry import all_ops as _all_ops  # noqa: E402

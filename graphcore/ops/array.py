@@ -369,3 +369,124 @@ def get_item(x, index):
     elif isinstance(index, tuple):
         index = tuple(np.asarray(i) if isinstance(i, list) else i for i in index)
     return GetItem(index).apply((x,))[0]
+
+
+@register_op
+class Swapaxes(FunctionNode):
+    """Exchange two axes (Chainer's ``F.swapaxes``); its gradient swaps them back."""
+
+    __slots__ = ("axis1", "axis2")
+    name = "swapaxes"
+    label = "Swapaxes"
+    arity = 1
+    attributes = {"axis1": Attr(int, required=True, doc="first axis"),
+                  "axis2": Attr(int, required=True, doc="second axis")}
+
+    def __init__(self, axis1: int, axis2: int) -> None:
+        self.axis1 = axis1
+        self.axis2 = axis2
+
+    def forward(self, inputs):
+        x, = inputs
+        a = normalize_axis(self.label, self.axis1, x.ndim)
+        b = normalize_axis(self.label, self.axis2, x.ndim)
+        return x.swapaxes(a, b),
+
+    def backward(self, indexes, grad_outputs):
+        return swapaxes(grad_outputs[0], self.axis1, self.axis2),
+
+
+def swapaxes(x, axis1: int, axis2: int):
+    """``x`` with ``axis1`` and ``axis2`` exchanged (a view for arrays, an op for Variables)."""
+    if isinstance(x, np.ndarray):
+        return x.swapaxes(axis1, axis2)
+    return Swapaxes(axis1, axis2).apply((x,))[0]
+
+
+# Device names that mean "this process's memory": graphcore computes with numpy only.
+_HOST_DEVICES = (-1, None, "@numpy", "cpu", "native", "native:0")
+
+
+@register_op
+class Copy(FunctionNode):
+    """A copy of the input (Chainer's ``F.copy``: a device transfer; here always the host)."""
+
+    __slots__ = ()
+    name = "copy"
+    label = "Copy"
+    arity = 1
+    elementwise = True
+
+    def forward(self, inputs):
+        return inputs[0].copy(),
+
+    def backward(self, indexes, grad_outputs):
+        gy = grad_outputs[0]
+        return gy.copy() if isinstance(gy, np.ndarray) else Copy().apply((gy,))[0],
+
+
+def copy(x, dst=-1):
+    """Copy ``x`` to device ``dst``. graphcore runs on the host only, so ``dst`` must name it
+    (``-1``, ``"@numpy"``, ``"cpu"``); a GPU id is refused rather than silently ignored."""
+    if dst not in _HOST_DEVICES:
+        raise errors.DeviceError(f"Copy: graphcore computes on the host only; cannot copy to "
+                                 f"device {dst!r} (use -1 or '@numpy')")
+    return Copy().apply((x,))[0]
+
+
+@register_op
+class TransposeSequence(FunctionNode):
+    """Sequences sorted by decreasing length to one batch per time step (its own inverse).
+
+    Chainer's ``F.transpose_sequence``. Inputs: sequences ``xs[i]`` of shape ``(L_i, ...)``
+    sorted by non-increasing length. Outputs: one array per time step ``t < L_0``,
+    ``ys[t] = stack([x[t] for x if len(x) > t])``, so ``ys[t]`` has shape ``(B_t, ...)``
+    with ``B_t`` non-increasing. The op is its own inverse, and its gradient is the same
+    transposition of the output gradients.
+    """
+
+    __slots__ = ()
+    name = "transpose_sequence"
+    label = "TransposeSequence"
+    arity = None
+
+    def forward(self, inputs):
+        if not inputs:
+            return ()
+        lengths = [len(x) if x.ndim else -1 for x in inputs]
+        if min(lengths) < 0:
+            raise errors.ShapeError("TransposeSequence: every sequence needs a time axis, got "
+                                    f"shapes {', '.join(str(x.shape) for x in inputs)}")
+        if any(a < b for a, b in zip(lengths, lengths[1:], strict=False)):
+            raise errors.ShapeError("TransposeSequence: sequences must be sorted by "
+                                    f"non-increasing length, got lengths {lengths}")
+        if len({x.shape[1:] for x in inputs}) != 1 or len({x.dtype for x in inputs}) != 1:
+            raise errors.ShapeError("TransposeSequence: sequences must share their step shape "
+                                    f"and dtype, got {', '.join(str(x.shape) for x in inputs)}")
+        return _transpose_sequence_arrays(inputs)
+
+    def backward(self, indexes, grad_outputs):
+        if not grad_outputs:
+            return tuple(g.zeros_like_input(x) for x in self.inputs)
+        if isinstance(grad_outputs[0], np.ndarray):
+            gxs = _transpose_sequence_arrays(grad_outputs)
+        else:
+            gxs = TransposeSequence().apply(grad_outputs)
+        # sequences of length 0 get no step from the transposition
+        return tuple(gxs) + tuple(g.zeros_like_input(x) for x in self.inputs[len(gxs):])
+
+
+def _transpose_sequence_arrays(xs) -> tuple[np.ndarray, ...]:
+    steps = len(xs[0])
+    ys = []
+    for t in range(steps):
+        batch = [x[t] for x in xs if len(x) > t]
+        ys.append(np.stack(batch))
+    return tuple(ys)
+
+
+def transpose_sequence(xs):
+    """``F.transpose_sequence(xs)``: a tuple of time-major batches from sorted sequences."""
+    if not xs:
+        return ()
+    return TransposeSequence().apply(tuple(xs))

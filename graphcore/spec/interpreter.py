@@ -210,8 +210,11 @@ class _Run:
 
     def op(self, step: OpStep, suffix: str) -> Any:
         args = []
-        for name in step.inputs:
+        for i, name in enumerate(step.inputs):
             value = self.env[name]
+            part = step.parts[i] if step.parts else None
+            if part is not None:
+                value = self.part(step, name, value, part)
             args.extend(value if isinstance(value, tuple) else (value,))
         arity = LAYERS[step.op].arity if step.layer else get_op(step.op).arity
         if arity is not None and len(args) != arity:  # a tuple value (split_axis) counts many
@@ -232,6 +235,17 @@ class _Run:
             self.env[step.to] = result
         self.produced.append((step, result, tuple(args), tuple(self.enclosing)))
         return result
+
+    def part(self, step: OpStep, name: str, value: Any, index: int) -> Any:
+        """``name[index]``: one part of a value of several arrays, or a located error."""
+        if not isinstance(value, tuple):
+            raise self.failure(step.loc, f"{step.op}: '{name}[{index}]' takes a part of a value "
+                               f"of several arrays, but '{name}' is one array of shape "
+                               f"{getattr(value, 'shape', None)}")
+        if not -len(value) <= index < len(value):
+            raise self.failure(step.loc, f"{step.op}: '{name}[{index}]' is out of range: "
+                               f"'{name}' has {len(value)} parts")
+        return value[index]
 
     def if_(self, step: IfStep, suffix: str) -> None:
         taken = step.resolved

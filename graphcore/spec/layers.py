@@ -12,9 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from graphcore import links as L
+from graphcore.errors import ShapeError
 from graphcore.function_node import Attr
 from graphcore.links.link import Link
+from graphcore.ops.array import stack
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,7 @@ class Layer:
     name: str
     doc: str
     attributes: dict[str, Attr]
-    arity: int
+    arity: int | None  # None: a variable number of inputs (the layer checks them)
     make: Callable[[dict[str, Any]], Link]
 
 
@@ -37,6 +41,87 @@ def _embed(attrs: dict[str, Any]) -> Link:
 def _batch_norm(attrs: dict[str, Any]) -> Link:
     return L.BatchNormalization(attrs.get("size"), decay=attrs.get("decay", 0.9),
                                 eps=attrs.get("eps", 2e-5))
+
+
+class _SequenceInput:
+    """``x`` of shape ``(length, in)`` (one sequence) or ``(batch, length, in)`` (a batch of
+    equal-length sequences) as the N-step links' list of sequences, and their outputs back.
+    Errors name no op: the interpreter prefixes the step's."""
+
+    def _sequences(self, x):
+        if x.ndim not in (2, 3):
+            raise ShapeError(f"expected a sequence (length, features) or a batch of them "
+                             f"(batch, length, features), got {x.shape}")
+        return [x] if x.ndim == 2 else [x[i] for i in range(x.shape[0])]
+
+    def _outputs(self, x, ys):
+        return ys[0] if x.ndim == 2 else stack(list(ys), axis=0)
+
+
+class SequenceLSTM(_SequenceInput, L.NStepLSTM):
+    """The spec layer ``lstm``: an ``NStepLSTM`` from zero states, returning every step's
+    hidden state of the last layer."""
+
+    def forward(self, x):
+        _, _, ys = super().forward(None, None, self._sequences(x))
+        return self._outputs(x, ys)
+
+
+class SequenceGRU(_SequenceInput, L.NStepGRU):
+    """The spec layer ``gru``: an ``NStepGRU`` from a zero state (see ``SequenceLSTM``)."""
+
+    def forward(self, x):
+        _, ys = super().forward(None, self._sequences(x))
+        return self._outputs(x, ys)
+
+
+class SpecMultiHeadAttention(L.MultiHeadAttention):
+    """The spec layer ``multi_head_attention``: ``from: x`` (self-attention), ``[x, mask]``
+    or ``[x, kv, mask]``; the mask is boolean, True where a query may attend to a key."""
+
+    def forward(self, *inputs):
+        if len(inputs) not in (1, 2, 3):
+            raise ShapeError(f"takes x, [x, mask] or [x, kv, mask], got {len(inputs)} inputs")
+        x, kv, mask = inputs[0], None, None
+        if len(inputs) == 2:
+            mask = inputs[1]
+        elif len(inputs) == 3:
+            kv, mask = inputs[1], inputs[2]
+        if mask is not None and np.dtype(mask.dtype) != np.bool_:
+            raise ShapeError(f"the mask (the last of several inputs) must be boolean, got "
+                             f"{mask.dtype}; for cross-attention give [x, kv, mask]")
+        return super().forward(x, kv, mask)
+
+
+def _n_step(cls):
+    def make(attrs: dict[str, Any]) -> Link:
+        return cls(attrs.get("n_layers", 1), attrs.get("in_size"), attrs["out_size"],
+                   attrs.get("dropout", 0.0))
+
+    return make
+
+
+def _layer_norm(attrs: dict[str, Any]) -> Link:
+    return L.LayerNormalization(attrs.get("size"), eps=attrs.get("eps", 1e-6))
+
+
+def _attention(attrs: dict[str, Any]) -> Link:
+    return SpecMultiHeadAttention(attrs["n_heads"], attrs.get("in_size"), attrs.get("out_size"),
+                                  dropout=attrs.get("dropout", 0.0),
+                                  nobias=attrs.get("nobias", False))
+
+
+def _recurrent(kind: str, cls) -> Layer:
+    return Layer(kind, f"stacked {kind.upper()} over a sequence from zero states: (length, in) "
+                 f"or (batch, length, in) -> every step's output (..., length, out); "
+                 f"parameters of Chainer's NStep{kind.upper()} (<name>/0/w0, ...)",
+                 {"out_size": Attr(int, required=True, low=1, doc="hidden units"),
+                  "in_size": Attr((int, type(None)), None, low=1,
+                                  doc="input features (null: taken from the first input)"),
+                  "n_layers": Attr(int, 1, low=1, doc="stacked layers"),
+                  "dropout": Attr(float, 0.0, low=0.0, high=1.0,
+                                  doc="dropout between layers (training only)")},
+                 1, _n_step(cls))
 
 
 LAYERS: dict[str, Layer] = {
@@ -60,5 +145,27 @@ LAYERS: dict[str, Layer] = {
                "decay": Attr(float, 0.9, low=0.0, high=1.0, doc="running average decay"),
                "eps": Attr(float, 2e-5, low=0.0, doc="added to the variance")},
               1, _batch_norm),
+        _recurrent("lstm", SequenceLSTM),
+        _recurrent("gru", SequenceGRU),
+        Layer("layer_normalization", "normalize each sample over its last axis, then scale by "
+              "gamma and shift by beta (Chainer's LayerNormalization); parameters gamma, beta: "
+              "(size,)",
+              {"size": Attr((int, type(None)), None, low=1,
+                            doc="features (null: taken from the input's last axis)"),
+               "eps": Attr(float, 1e-6, low=0.0, doc="added to the variance")},
+              1, _layer_norm),
+        Layer("multi_head_attention", "multi-head scaled dot-product attention: from x "
+              "(self-attention), [x, mask] or [x, kv, mask]; x: (batch, Lq, in) or (Lq, in), "
+              "mask: boolean, True where a query may attend to a key; parameters W_q, W_k, "
+              "W_v: (in, in), W_o: (out, in) and biases",
+              {"n_heads": Attr(int, required=True, low=1, doc="attention heads (divide in_size)"),
+               "in_size": Attr((int, type(None)), None, low=1,
+                               doc="model size (null: taken from the first input)"),
+               "out_size": Attr((int, type(None)), None, low=1,
+                                doc="output features (null: in_size)"),
+               "dropout": Attr(float, 0.0, low=0.0, high=1.0,
+                               doc="dropout on the output (training only)"),
+               "nobias": Attr(bool, False, doc="no bias parameters")},
+              None, _attention),
     )
 }

@@ -51,6 +51,9 @@ class OpStep:
     loc: Loc
     attrs: dict[str, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = (PREVIOUS,)
+    # ``from: parts[1]``: for each input, the index of the part it takes of a value of several
+    # arrays (split_axis, n-step results), or None for the whole value; empty: no indexes.
+    parts: tuple[int | None, ...] = ()
     to: str | None = None
     name: str | None = None  # parameter scope of a layer (auto-named when omitted)
     layer: bool = False  # True: a parameterized layer (spec.layers), else a registry op

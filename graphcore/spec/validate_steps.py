@@ -19,6 +19,7 @@ from graphcore.spec.validate_control import ControlFlowReader
 from graphcore.spec.validation import (
     INVALID,
     NAME_PATTERN,
+    PART_PATTERN,
     RESERVED,
     STEP_KINDS,
     Scope,
@@ -134,7 +135,7 @@ class StepsReader(ControlFlowReader):
                         else:
                             step.name = name
             if "from" in node:
-                step.inputs = self.read_from(node["from"], scope)
+                step.inputs, step.parts = self.read_from(node["from"], scope)
         for key, attr in declared.items():
             if attr.required and key not in step.attrs and not (
                     node is not None and key in node):
@@ -202,23 +203,37 @@ class StepsReader(ControlFlowReader):
                 return INVALID
         return value
 
-    def read_from(self, node: Any, scope: Scope) -> tuple[str, ...]:
+    def read_from(self, node: Any, scope: Scope) -> tuple[tuple[str, ...],
+                                                          tuple[int | None, ...]]:
+        """The names a step reads and, for ``name[i]`` items, the part each one takes."""
         value = self.value(node)
         items = items_of(node, value)
         names = value if isinstance(value, list) else [value]
-        out = []
+        out, parts = [], []
         for item, name in zip(items, names, strict=False):
             if not isinstance(name, str):
                 self.error(item.loc, f"from names values, got {show(item)}")
+                continue
+            part = None
+            indexed = PART_PATTERN.match(name)
+            if indexed:
+                name, part = indexed.group(1), int(indexed.group(2))
+            elif "[" in name or "]" in name:
+                self.error(item.loc, f"'{name}' is not a value name or a part of one",
+                           "take one part of a value of several arrays with name[index], "
+                           "e.g. parts[1]")
                 continue
             if name not in scope.names:
                 self.error(item.loc, f"no value named '{name}' here",
                            scope.missing_hint(name))
                 continue
             out.append(name)
+            parts.append(part)
         if not out and not names:
             self.error(node.loc, "from needs at least one value name")
-        return tuple(out) if out else (PREVIOUS,)
+        if not out:
+            return (PREVIOUS,), ()
+        return tuple(out), (tuple(parts) if any(p is not None for p in parts) else ())
 
     def check_arity(self, op: str, arity: int | None, step: OpStep, loc: Loc) -> None:
         n = len(step.inputs)

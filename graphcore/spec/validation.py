@@ -17,6 +17,8 @@ STEP_KINDS = ("op", "if", "repeat", "while", "for_each")
 SOURCES = ("random", "zeros", "ones", "file", "stdin")
 RESERVED = {"params", "loop", "true", "false", "and", "or", "not", PREVIOUS}
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+# ``from: parts[1]`` takes one part of a value of several arrays (``_[0]`` of the last one).
+PART_PATTERN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|_)\[(-?[0-9]+)\]$")
 PARAM_REF = "$params."
 FLOAT_12 = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")  # 1e-3: YAML 1.1 text
 MAX_REPEAT = 100_000  # trips of one repeat

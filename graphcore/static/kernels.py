@@ -193,6 +193,34 @@ def softmax_cross_entropy(node: Node, ins: list, out: np.ndarray, ctx: Context) 
     return run
 
 
+def layer_normalization(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step | None:
+    """Layer normalization into ``out`` with the statistics in preallocated buffers; keeps
+    ``x_hat`` and ``1 / std`` for the vjps. Same arithmetic as the op's forward."""
+    x, gamma, beta = ins
+    if x.ndim < 1 or out.shape != x.shape or out.dtype != x.dtype:
+        return None
+    n = x.shape[-1]
+    eps = node.attrs.get("eps", 1e-5)
+    stat = x.shape[:-1] + (1,)
+    mean = np.empty(stat, x.dtype)
+    state = ctx.state.setdefault(node.id, {})
+    inv_std = state["inv_std"] = np.empty(stat, x.dtype)
+    x_hat = state["x_hat"] = np.empty(x.shape, x.dtype)
+    return _chain([
+        partial(np.add.reduce, x, axis=-1, keepdims=True, out=mean),
+        partial(np.multiply, mean, 1.0 / n, out=mean),
+        partial(np.subtract, x, mean, out=x_hat),
+        partial(np.multiply, x_hat, x_hat, out=out),  # out as scratch: x is not read again
+        partial(np.add.reduce, out, axis=-1, keepdims=True, out=inv_std),
+        partial(np.multiply, inv_std, 1.0 / n, out=inv_std),
+        partial(np.add, inv_std, eps, out=inv_std),
+        partial(np.power, inv_std, -0.5, out=inv_std),
+        partial(np.multiply, x_hat, inv_std, out=x_hat),
+        partial(np.multiply, x_hat, gamma, out=out),
+        partial(np.add, out, beta, out=out),
+    ])
+
+
 # --- vjp -------------------------------------------------------------------------------------
 def vjp_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
                ctx: Context) -> Step | None:
@@ -267,13 +295,50 @@ def vjp_softmax_cross_entropy(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys
     return run
 
 
+def vjp_layer_normalization(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
+                            out: np.ndarray, ctx: Context) -> Step | None:
+    """The three gradients of layer normalization from the forward kernel's saved statistics."""
+    state = ctx.state.get(fwd.id)
+    gy = gys[0]
+    if state is None or gy.shape != state["x_hat"].shape or not gy.flags.c_contiguous:
+        return None
+    x_hat, inv_std = state["x_hat"], state["inv_std"]
+    gamma = fwd_ins[1]
+    n = x_hat.shape[-1]
+    index = node.attrs["index"]
+    tmp = np.empty(x_hat.shape, x_hat.dtype)
+    if index == 2:
+        return partial(np.add.reduce, gy.reshape(-1, n), axis=0, out=out)
+    if index == 1:
+        return _chain([partial(np.multiply, gy, x_hat, out=tmp),
+                       partial(np.add.reduce, tmp.reshape(-1, n), axis=0, out=out)])
+    # gx = (g_hat - mean(g_hat) - x_hat * mean(g_hat * x_hat)) * inv_std, g_hat = gy * gamma
+    g_hat = np.empty(x_hat.shape, x_hat.dtype)
+    mean_g = np.empty(inv_std.shape, x_hat.dtype)
+    mean_gx = np.empty(inv_std.shape, x_hat.dtype)
+    return _chain([
+        partial(np.multiply, gy, gamma, out=g_hat),
+        partial(np.add.reduce, g_hat, axis=-1, keepdims=True, out=mean_g),
+        partial(np.multiply, mean_g, 1.0 / n, out=mean_g),
+        partial(np.multiply, g_hat, x_hat, out=tmp),
+        partial(np.add.reduce, tmp, axis=-1, keepdims=True, out=mean_gx),
+        partial(np.multiply, mean_gx, 1.0 / n, out=mean_gx),
+        partial(np.subtract, g_hat, mean_g, out=out),
+        partial(np.multiply, x_hat, mean_gx, out=tmp),
+        partial(np.subtract, out, tmp, out=out),
+        partial(np.multiply, out, inv_std, out=out),
+    ])
+
+
 FORWARD = {"linear": linear, "linear_act": linear, "matmul_bias": matmul_bias, "fused": fused,
-           "sum": reduction, "mean": reduction, "softmax_cross_entropy": softmax_cross_entropy}
+           "sum": reduction, "mean": reduction, "softmax_cross_entropy": softmax_cross_entropy,
+           "layer_normalization": layer_normalization}
 VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "relu": vjp_elementwise_unary, "tanh": vjp_elementwise_unary,
        "sigmoid": vjp_elementwise_unary, "exp": vjp_elementwise_unary,
        "add": vjp_add_sub, "sub": vjp_add_sub,
-       "softmax_cross_entropy": vjp_softmax_cross_entropy}
+       "softmax_cross_entropy": vjp_softmax_cross_entropy,
+       "layer_normalization": vjp_layer_normalization}
 
 
 # --- fallbacks -------------------------------------------------------------------------------
@@ -293,14 +358,23 @@ def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context)
     in_vars = tuple(constant(a) for a in ins)
     arrays = tuple(ins)
     outs_tuple = tuple(outs)
+    complete = all(buf is not None for buf in outs_tuple)
 
     def run() -> None:
         op = make()
         ys = op.forward(arrays)
-        for buf, y in zip(outs_tuple, ys, strict=True):
-            np.copyto(buf, y)
+        if len(ys) < len(outs_tuple):
+            raise errors.TraceError(f"{node.text()}: the op made {len(ys)} outputs, the plan "
+                                    f"expects {len(outs_tuple)}")
+        for buf, y in zip(outs_tuple, ys, strict=False):
+            if buf is not None:
+                np.copyto(buf, y)
         op.inputs = in_vars
-        op._ys = outs_tuple
+        # an output nothing reads has no buffer (dead code elimination); backward may still
+        # need its value, so it keeps the op's own array
+        op._ys = outs_tuple if complete and len(ys) == len(outs_tuple) else \
+            tuple(y if i >= len(outs_tuple) or outs_tuple[i] is None else outs_tuple[i]
+                  for i, y in enumerate(ys))
         holder[0] = op
 
     return run
