@@ -9,6 +9,7 @@ copying the result into the buffer: correct for every op, just not allocation-fr
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -283,7 +284,9 @@ def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context)
     holder = ctx.holder(node.id)
     traced = ctx.instances.get(node.id)
     if node.op == "opaque" or traced is None:
-        make = (lambda: traced) if traced is not None else None
+        # this plan's own copy: another plan of the same program may be awaiting backward
+        own = copy.copy(traced)
+        make = (lambda: own) if traced is not None else None
     else:
         cls = get_op(node.op)
         attrs = dict(node.attrs)

@@ -8,7 +8,7 @@ skips the backward half.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ class Plan:
         values: dict[int, Any] = {}
         slot_buffers: dict[int, np.ndarray] = {}
         self.inputs: dict[str, np.ndarray] = {}
+        self.seeds: dict[str, np.ndarray] = {}  # ``gy/<output>``: gradients from outside
         forward_ids = _forward_set(graph)
         # Memory planning assumed node order; running the forward half first keeps that
         # order only if no forward node comes after a backward one.
@@ -63,7 +64,8 @@ class Plan:
         self.allocated_bytes = 0
         for node in graph.nodes:
             if node.op == "input":
-                values[node.id] = self.inputs[node.name] = np.empty(node.shape, node.dtype)
+                table = self.seeds if node.name.startswith("gy/") else self.inputs
+                values[node.id] = table[node.name] = np.empty(node.shape, node.dtype)
                 continue
             if node.op == "param":
                 values[node.id] = self.params[node.name].array
@@ -154,8 +156,21 @@ class Plan:
                     else self.forward_steps)
         return self.outputs
 
-    def run_backward(self) -> dict[str, Any]:
-        """Run the backward half on the values the last ``run`` left in the buffers."""
+    def run_arrays(self, arrays: Sequence[np.ndarray]) -> dict[str, Any]:
+        """``run(inputs, backward=False)`` with the inputs in the order of ``self.inputs``."""
+        if self.stale():
+            self._lower()
+        for buf, array in zip(self.inputs.values(), arrays, strict=True):
+            np.copyto(buf, array)
+        self._steps(self.forward_steps)
+        return self.outputs
+
+    def run_backward(self, seeds: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+        """Run the backward half on the values the last ``run`` left in the buffers, with
+        ``seeds`` (``gy/<output>`` -> array) as the outputs' gradients when it has seeds."""
+        if seeds:
+            for name, buf in self.seeds.items():
+                np.copyto(buf, seeds[name])
         self._steps(self.backward_steps)
         return self.outputs
 
@@ -172,10 +187,15 @@ class Plan:
             _double[0] = old_double
 
 
+def is_gradient_key(key: str) -> bool:
+    """Whether an output of a plan is a gradient (of a parameter or of an input)."""
+    return key.startswith(("grad/", "gin/"))
+
+
 def _forward_set(graph: Graph) -> set[int]:
     """Nodes the non-gradient outputs (and guards) need: the forward half of the program."""
     by_id = {n.id: n for n in graph.nodes}
-    roots = [i for key, i in graph.outputs.items() if not key.startswith("grad/")]
+    roots = [i for key, i in graph.outputs.items() if not is_gradient_key(key)]
     roots += [n.id for n in graph.nodes if n.op == "guard"]
     seen: set[int] = set()
     stack = list(roots)
