@@ -250,7 +250,7 @@ class CompiledFunction:
         frozen = {n: p.array for n, p in traced.params.items()
                   if not p.requires_grad and not grads}
         graph, reports = run_passes(traced.graph, self.passes, frozen=frozen)
-        plan = Plan(graph, traced.params, traced.instances)
+        plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         if list(plan.inputs) != names:
             raise errors.TraceError(f"static plan: inputs {list(plan.inputs)} are not the "
                                     f"call's {names}")

@@ -36,10 +36,13 @@ class Plan:
     (reused by the next call: copy what you keep)."""
 
     def __init__(self, graph: Graph, params: Mapping[str, Parameter],
-                 instances: Mapping[int, Any]) -> None:
+                 instances: Mapping[int, Any], *, after_trace: bool = False) -> None:
+        """``after_trace``: the next replay follows the traced run of the same inputs, and
+        its random ops reuse the traced run's draws (see ``kernels.generic_forward``)."""
         self.graph = graph
         self.params = dict(params)
         self.instances = dict(instances)
+        self._after_trace = after_trace
         self._lower()
 
     def _lower(self) -> None:
@@ -58,7 +61,8 @@ class Plan:
         positions = [k for k, n in enumerate(computed) if n.id in forward_ids]
         if positions and positions[-1] >= len(positions):
             raise errors.TraceError("static plan: a forward node follows a backward node")
-        ctx = kernels.Context(self.instances)
+        ctx = kernels.Context(self.instances, first_replay=self._after_trace)
+        self._after_trace = False
         self.forward_steps: list = []
         self.backward_steps: list = []
         self.allocated_bytes = 0

@@ -19,7 +19,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import using_config
-from graphcore.function_node import FunctionNode
+from graphcore.function_node import FunctionNode, _creation_log
 from graphcore.static.ir import Graph, Node, verify
 from graphcore.variable import Parameter, Variable
 
@@ -77,8 +77,13 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
       differentiated too (``gin/<input>`` outputs).
     """
     variables = {k: Variable(np.asarray(v), name=k) for k, v in inputs.items()}
-    with using_config("enable_backprop", True):
-        result = call(variables) if call is not None else fn(**variables)
+    created: list[FunctionNode] = []
+    _creation_log.append(created)
+    try:
+        with using_config("enable_backprop", True):
+            result = call(variables) if call is not None else fn(**variables)
+    finally:
+        _creation_log.pop()
     outputs = _named_outputs(result)
     guard_records = guards() if guards is not None else []
     b = _Builder(name)
@@ -86,7 +91,7 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
     for key, var in variables.items():
         b.ids[id(var)] = b.add("input", (), var.shape, var.dtype, name=key)
     watched = [v for g in guard_records for v in g["values"].values() if isinstance(v, Variable)]
-    order = _topological(list(outputs.values()) + watched)
+    order = _in_creation_order(_topological(list(outputs.values()) + watched), created)
     used_params: dict[str, Parameter] = {}
     for fnode in order:
         for x in fnode.inputs:
@@ -185,6 +190,16 @@ def _topological(outputs: Sequence[Variable]) -> list[FunctionNode]:
                 if x.creator is not None and id(x.creator) not in done:
                     stack.append((x.creator, False))
     return order
+
+
+def _in_creation_order(order: list[FunctionNode], created: list[FunctionNode]
+                       ) -> list[FunctionNode]:
+    """``order`` sorted as the ops ran (a topological order too), so random ops such as
+    dropout draw from numpy's generator in the order define-by-run drew."""
+    position = {id(f): k for k, f in enumerate(created)}
+    if any(id(f) not in position for f in order):  # a node made before tracing began
+        return order
+    return sorted(order, key=lambda f: position[id(f)])
 
 
 def _op_name(fnode: FunctionNode) -> tuple[str, dict[str, Any]]:
