@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
 from graphcore.static import kernels
@@ -65,6 +65,9 @@ class Plan:
         self._after_trace = False
         self.forward_steps: list = []
         self.backward_steps: list = []
+        # per step: (node id, what a profile calls it); read only while profiling
+        self.forward_tags: list[tuple[int, str]] = []
+        self.backward_tags: list[tuple[int, str]] = []
         self.allocated_bytes = 0
         for node in graph.nodes:
             if node.op == "input":
@@ -90,11 +93,12 @@ class Plan:
                 values[node.id] = out
                 step = self._kernel(node, by_id, values, ins, out, ctx)
             if step is not None:
-                target = self.forward_steps if node.id in forward_ids else self.backward_steps
-                if isinstance(step, kernels.Steps):
-                    target.extend(step)
-                else:
-                    target.append(step)
+                forward = node.id in forward_ids
+                target = self.forward_steps if forward else self.backward_steps
+                tags = self.forward_tags if forward else self.backward_tags
+                steps = step if isinstance(step, kernels.Steps) else [step]
+                target.extend(steps)
+                tags.extend([(node.id, _profile_name(node))] * len(steps))
         self.outputs = {key: values[i] for key, i in graph.outputs.items()}
 
     def _buffer(self, node: Node, slots: dict[int, np.ndarray]) -> Any:
@@ -156,8 +160,9 @@ class Plan:
             self._lower()
         for name, buf in self.inputs.items():
             np.copyto(buf, inputs[name])
-        self._steps(self.forward_steps + self.backward_steps if backward
-                    else self.forward_steps)
+        self._steps(self.forward_steps, self.forward_tags, "forward")
+        if backward:
+            self._steps(self.backward_steps, self.backward_tags, "backward")
         return self.outputs
 
     def run_arrays(self, arrays: Sequence[np.ndarray]) -> dict[str, Any]:
@@ -166,7 +171,7 @@ class Plan:
             self._lower()
         for buf, array in zip(self.inputs.values(), arrays, strict=True):
             np.copyto(buf, array)
-        self._steps(self.forward_steps)
+        self._steps(self.forward_steps, self.forward_tags, "forward")
         return self.outputs
 
     def run_backward(self, seeds: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
@@ -175,20 +180,49 @@ class Plan:
         if seeds:
             for name, buf in self.seeds.items():
                 np.copyto(buf, seeds[name])
-        self._steps(self.backward_steps)
+        self._steps(self.backward_steps, self.backward_tags, "backward")
         return self.outputs
 
-    def _steps(self, steps: list) -> None:
+    def _steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
         # Ops that fall back to their own backward run it on arrays (first order, no graph).
         old_backprop, old_double = config.enable_backprop, _double[0]
         config.enable_backprop = False
         _double[0] = False
         try:
-            for step in steps:
-                step()
+            if profiling._active:  # one check per half; the loop below stays bare
+                self._profiled_steps(steps, tags, phase)
+            else:
+                for step in steps:
+                    step()
         finally:
             config.enable_backprop = old_backprop
             _double[0] = old_double
+
+
+    def _profiled_steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
+        """Run ``steps``, charging each node's steps, as one call, to its op in the active
+        profiles (``phase``: the forward half, or the backward half)."""
+        start = 0
+        while start < len(steps):
+            node_id, name = tags[start]
+            end = start + 1
+            while end < len(steps) and tags[end][0] == node_id:
+                end += 1
+            profiling.run_steps(steps[start:end], name, phase)
+            start = end
+
+
+def _profile_name(node: Node) -> str:
+    """A plan step's row in a profile: its op (``vjp`` steps under the op they differentiate,
+    fused ops with their activation or program)."""
+    if node.op == "vjp":
+        return node.attrs["of"]
+    if node.op == "linear_act" or node.op == "matmul_bias":
+        activation = node.attrs.get("activation")
+        return f"{node.op}({activation})" if activation else node.op
+    if node.op == "fused":
+        return "fused(" + ",".join(op for op, _, _ in node.attrs["program"]) + ")"
+    return node.op
 
 
 def is_gradient_key(key: str) -> bool:

@@ -257,3 +257,15 @@ def test_viz_stage_all_renders_pngs(tmp_path):
     ok("viz", SPEC["seed_dynamic"], "--stage", "all", "--out-dir", tmp_path)
     for name in ("graph.png", "ir.png", "ir.optimized.png"):
         assert (tmp_path / "seed_dynamic" / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_bench_profile_in_static_mode_times_the_plan_steps(tmp_path):
+    result = ok("bench", SPEC["residual_mlp"], "--modes", "static", "--repeat", "3",
+                "--warmup", "1", "--profile", "--json", "--out-dir", tmp_path)
+    profile = json.loads(result.stdout)["results"][0]["profile"]
+    rows = {r["op"]: r for r in profile["ops"]}
+    assert profile["total_ms"] > 0
+    assert rows["softmax_cross_entropy"]["calls"] == 3
+    assert rows["softmax_cross_entropy"]["backward_calls"] == 3
+    assert rows["linear"]["backward_ms"] > 0 and rows["relu"]["backward_calls"] > 0
+    assert all(r["total_ms"] > 0 for r in rows.values())
