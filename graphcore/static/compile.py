@@ -26,7 +26,7 @@ from graphcore import errors
 from graphcore.config import config
 from graphcore.function_node import FunctionNode, _double
 from graphcore.links.link import Link
-from graphcore.static.lower import Plan, is_gradient_key
+from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport, run_passes, select
 from graphcore.static.trace import Trace, trace
 from graphcore.variable import Parameter, Variable, constant
@@ -51,23 +51,22 @@ class Compiled:
 
     def __post_init__(self) -> None:
         self.plans = [[self.plan, None]]
-        outputs = self.plan.graph.outputs
         self.seed_names = [f"gy/{k}" if f"gy/{k}" in self.plan.seeds else None
                            for k in self.trace.output_keys]
-        self.gradient_keys = [k for k in outputs if is_gradient_key(k)]
 
     def acquire(self) -> list:
-        """A buffer set no pending backward still needs (lowering a new one if none is)."""
-        for entry in self.plans:
-            ref = entry[1]
-            if ref is None:
-                return entry
-            node = ref()
-            if node is None or node._saved is not entry[0]:
-                return entry
-        entry = [Plan(self.plan.graph, self.trace.params, self.trace.instances), None]
-        self.plans.append(entry)
-        return entry
+        """A buffer set no pending backward still needs (lowering a new one if none is).
+
+        Sets no call needs any more are dropped beyond the first and the one handed out, so
+        memory follows the number of calls awaiting backward, as in define-by-run."""
+        free = next((entry for entry in self.plans if _free(entry)), None)
+        if free is None:
+            free = [Plan(self.plan.graph, self.trace.params, self.trace.instances), None]
+            self.plans.append(free)
+        if len(self.plans) > 2:
+            first = self.plans[0]
+            self.plans = [e for e in self.plans if e is first or e is free or not _free(e)]
+        return free
 
     @property
     def ir(self) -> str:
@@ -93,10 +92,11 @@ class CacheStats:
 
 class StaticCall(FunctionNode):
     """The graph node of one call of a compiled function: its inputs are the call's inputs
-    and the parameters the plan reads, its outputs the plan's outputs. Its backward replays
-    the plan's backward half with the gradients arriving at the outputs, so a loss computed
-    from the outputs (outside the compiled function) reaches the parameters and the input
-    Variables exactly as define-by-run would; the engine accumulates them into ``.grad``.
+    that need a gradient, then the parameters the plan reads; its outputs are the plan's.
+    Its backward replays the plan's backward half with the gradients arriving at the
+    outputs, so a loss computed from the outputs (outside the compiled function) reaches the
+    parameters and the input Variables exactly as define-by-run would; the engine
+    accumulates them into ``.grad``.
 
     Until its backward has run (or the node is freed), the node holds its plan's buffers
     (``_saved``): the compiled function gives the next call another buffer set."""
@@ -286,6 +286,16 @@ def static_graph(method: Callable | None = None, **options: Any):
         return wrapper
 
     return wrap(method) if method is not None else wrap
+
+
+def _free(entry: list) -> bool:
+    """Whether a ``[plan, weakref to StaticCall]`` entry's buffers are free: no call recorded
+    on it, or its node is gone, or its backward ran (which releases ``_saved``)."""
+    ref = entry[1]
+    if ref is None:
+        return True
+    node = ref()
+    return node is None or node._saved is not entry[0]
 
 
 def _run_call(compiled: Compiled, entry: list, arrays: list[np.ndarray],

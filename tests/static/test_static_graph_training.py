@@ -213,3 +213,17 @@ def test_second_backward_and_double_backprop_fail_loudly():
         loss.backward()
     with pytest.raises(errors.GraphError, match="first-order gradients only"):
         graphcore.grad(F.sum(static(x)), [static.l1.W], enable_double_backprop=True)
+
+
+def test_buffer_sets_follow_the_calls_awaiting_backward():
+    static, _ = twins(StaticMLP, MLP)
+    x = np.ones((2, 4), np.float32)
+    pending = [static(x * k) for k in range(5)]  # five calls, no backward yet
+    compiled = static._static_forward.last
+    assert len(compiled.plans) == 5
+    values = [y.array.copy() for y in pending]
+    for k, y in enumerate(pending):
+        np.testing.assert_array_equal(y.array, values[k])  # none overwritten by another
+    del pending, y
+    F.sum(static(x)).backward()
+    assert len(compiled.plans) <= 2  # the released sets are dropped
