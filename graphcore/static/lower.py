@@ -198,7 +198,6 @@ class Plan:
             config.enable_backprop = old_backprop
             _double[0] = old_double
 
-
     def _profiled_steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
         """Run ``steps``, charging each node's steps, as one call, to its op in the active
         profiles (``phase``: the forward half, or the backward half)."""

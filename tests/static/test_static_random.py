@@ -110,3 +110,45 @@ def test_compiled_model_with_dropout_trains_as_define_by_run():
         assert losses[0] == losses[2], f"call {call}: loss"
         assert losses[1] == losses[3], f"call {call}: numbers drawn"
         np.testing.assert_array_equal(static.l1.W.array, dynamic.l1.W.array)
+
+
+# How many times the loop runs depends on the masks drawn: replays stopped by a guard, and
+# the traces of new paths, must leave the draws as define-by-run makes them.
+GUARDED_SPEC = """\
+graphtool: 1
+name: guarded_dropouts
+kind: dynamic
+seed: 0
+inputs:
+  x: {random: normal, shape: [3, 4]}
+graph:
+  - {op: linear, out_size: 4, name: l1}
+  - {op: dropout, ratio: 0.5}
+  - while: norm(_) > 1.5
+    max_iters: 5
+    body:
+      - {op: dropout, ratio: 0.4}
+      - {op: scale, by: 0.8}
+  - {op: linear, out_size: 2, name: head}
+loss: {op: sum}
+"""
+
+
+def test_guard_misses_and_new_paths_keep_the_draws_of_define_by_run(tmp_path):
+    path = tmp_path / "guarded.yaml"
+    path.write_text(GUARDED_SPEC)
+    s = gspec.load_spec_file(path)
+    inputs = gspec.make_inputs(s.inputs, s.seed, s.folder)
+    dynamic_model, static_model = gspec.build_model(s), gspec.build_model(s)
+    runner = StaticSpecRunner(s, static_model)
+    trips = set()
+    for call in range(12):
+        want = gspec.run_spec(s, dynamic_model, inputs, seed=call)
+        got = runner.run(inputs, seed=call)
+        assert [e.to_dict() for e in got.path] == [e.to_dict() for e in want.path]
+        assert got.loss == want.loss, f"call {call}"
+        for (name, p), (_, q) in zip(sorted(static_model.namedparams()),
+                                     sorted(dynamic_model.namedparams()), strict=True):
+            np.testing.assert_array_equal(p.grad, q.grad, err_msg=f"call {call}: {name}")
+        trips.add(want.path[0].to_dict()["trips"])
+    assert len(trips) > 1 and runner.stats.hits > 0  # paths changed, and some replayed
