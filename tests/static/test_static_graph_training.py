@@ -34,6 +34,12 @@ class StaticMLP(MLP):
         return self.l2(F.relu(self.l1(x)))
 
 
+class StaticCallMLP(MLP):
+    @graphcore.static_graph  # Chainer's docs: on __call__
+    def __call__(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
 class RNN(Chain):
     """Chainer's ptb static example in small: the chain takes a list of word-id arrays."""
 
@@ -122,6 +128,16 @@ def test_loss_outside_the_static_chain_trains_as_define_by_run(optimizer):
     losses = train_side_by_side(static, dynamic, loss_of, optimizer)
     assert losses[-1] < losses[0]  # it trains (today's bug: .grad stayed None)
     assert len(static._static_forward.last.plans) == 1  # one buffer set: nothing pending
+
+
+def test_static_graph_on_call_trains_as_define_by_run():
+    static, dynamic = twins(StaticCallMLP, MLP)
+
+    def loss_of(model, rng):
+        x, t = batch(rng)
+        return F.softmax_cross_entropy(model(x), t)
+
+    train_side_by_side(static, dynamic, loss_of, graphcore.optimizers.SGD(lr=0.5))
 
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS, ids=["sgd", "adam"])
