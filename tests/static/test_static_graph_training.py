@@ -3,7 +3,7 @@
 The outputs of a compiled call are connected to the graph (a ``StaticCall`` node): a loss
 computed outside the compiled function, the sum of several calls' losses, and calls taking a
 list of arrays (Chainer's ptb static example) all reach the parameters, step by step, with
-the same losses, gradients and parameters as the same model run define-by-run.
+the same losses, gradients and parameters (bit for bit) as the same model run define-by-run.
 """
 
 import copy
@@ -80,11 +80,11 @@ def twins(static_cls, dynamic_cls, seed=0):
 def assert_same_model(static, dynamic, what):
     for (name, p), (_, q) in zip(sorted(static.namedparams()), sorted(dynamic.namedparams()),
                                  strict=True):
-        np.testing.assert_allclose(p.array, q.array, rtol=1e-6, atol=1e-7,
+        np.testing.assert_array_equal(p.array, q.array,
                                    err_msg=f"{what}: parameter {name}")
         assert (p.grad is None) == (q.grad is None), f"{what}: gradient of {name}"
         if p.grad is not None:
-            np.testing.assert_allclose(p.grad, q.grad, rtol=1e-6, atol=1e-7,
+            np.testing.assert_array_equal(p.grad, q.grad,
                                        err_msg=f"{what}: gradient of {name}")
 
 
@@ -103,7 +103,7 @@ def train_side_by_side(static, dynamic, loss_of, optimizer, steps=10):
         dynamic.cleargrads()
         ls = loss_of(static, np.random.default_rng(data))
         ld = loss_of(dynamic, np.random.default_rng(data))
-        np.testing.assert_allclose(ls.array, ld.array, rtol=1e-6, err_msg=f"loss, step {step}")
+        np.testing.assert_array_equal(ls.array, ld.array, err_msg=f"loss, step {step}")
         ls.backward()
         ld.backward()
         assert_same_model(static, dynamic, f"step {step}, after backward")
