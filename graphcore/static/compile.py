@@ -1,8 +1,10 @@
 """``graphcore.compile`` and ``@graphcore.static_graph``: static mode for Python models.
 
 The first call with a given input signature (shapes, dtypes, ``config.train``, whether
-gradients are wanted) traces the function, runs the passes and lowers a plan; later calls
-with that signature replay the plan. What tracing freezes (Python constants, branches on
+gradients are wanted, of which inputs and parameters) traces the function, runs the passes
+and lowers a plan; later calls with that signature replay the plan. Each call is a
+``StaticCall`` node of the graph, so backward from anything computed from its outputs
+replays the plan's backward half. What tracing freezes (Python constants, branches on
 Python values, buffers reused across calls) is listed in ``tests/test_static_footguns.py``.
 
 >>> step = graphcore.compile(model)          # or @graphcore.static_graph on forward
@@ -184,6 +186,7 @@ class CompiledFunction:
         self.cache: OrderedDict[tuple, Compiled] = OrderedDict()
         self.stats = CacheStats()
         self.last: Compiled | None = None
+        self._param_objects: list[Parameter] | None = None
 
     def _named_params(self) -> dict[str, Parameter]:
         if self.params is None:
@@ -201,8 +204,13 @@ class CompiledFunction:
         backprop = config.enable_backprop
         wanted = tuple([i for i, v in enumerate(leaves)
                         if isinstance(v, Variable) and v.requires_grad]) if backprop else ()
+        params = self._param_objects
+        if params is None:
+            params = self._param_objects = list(self._named_params().values())
+        # which parameters are trained decides which gradients the plan computes
+        trained = tuple([p.requires_grad for p in params]) if backprop else ()
         key = (tuple([(a.shape, a.dtype) for a in arrays]), layout, config.train, backprop,
-               wanted)
+               wanted, trained)
         compiled = self.cache.get(key)
         if compiled is None:
             self.stats.misses += 1

@@ -243,3 +243,16 @@ def test_buffer_sets_follow_the_calls_awaiting_backward():
     del pending, y
     F.sum(static(x)).backward()
     assert len(compiled.plans) <= 2  # the released sets are dropped
+
+
+def test_a_parameter_unfrozen_after_compiling_gets_its_gradient():
+    static, dynamic = twins(StaticMLP, MLP)
+    x = np.ones((2, 4), np.float32)
+    for model in (static, dynamic):
+        model.l1.disable_update()
+        F.sum(model(x)).backward()
+        model.l1.enable_update()
+        model.cleargrads()
+        F.sum(model(x)).backward()
+    assert static.l1.W.grad is not None
+    assert_same_model(static, dynamic, "unfrozen")
