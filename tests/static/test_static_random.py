@@ -152,3 +152,15 @@ def test_guard_misses_and_new_paths_keep_the_draws_of_define_by_run(tmp_path):
             np.testing.assert_array_equal(p.grad, q.grad, err_msg=f"call {call}: {name}")
         trips.add(want.path[0].to_dict()["trips"])
     assert len(trips) > 1 and runner.stats.hits > 0  # paths changed, and some replayed
+
+
+def test_cli_train_dynamic_and_static_lose_the_same_with_dropout(tmp_path):
+    path = tmp_path / "dropouts.yaml"
+    path.write_text(DROPOUT_SPEC)
+    losses = {}
+    for mode in ("dynamic", "static"):
+        result = CliRunner().invoke(app, ["train", str(path), "--mode", mode, "--steps", "5",
+                                          "--json", "--out-dir", str(tmp_path / mode)])
+        assert result.exit_code == 0, result.stderr
+        losses[mode] = json.loads(result.stdout)["losses"]
+    assert losses["static"] == losses["dynamic"]
