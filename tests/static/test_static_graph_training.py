@@ -256,3 +256,30 @@ def test_a_parameter_unfrozen_after_compiling_gets_its_gradient():
         F.sum(model(x)).backward()
     assert static.l1.W.grad is not None
     assert_same_model(static, dynamic, "unfrozen")
+
+
+def test_keywords_nested_arguments_and_dict_outputs():
+    layer = L.Linear(3, 2)
+    twin = copy.deepcopy(layer)
+
+    def make(link):
+        def fn(pair, scale=None):
+            y = link(pair[0]) + link(pair[1][0]) * scale
+            return {"a": F.tanh(y), "b": y * 2.0, "label": pair[1][1][1:]}
+        return fn
+
+    step = graphcore.compile(make(layer), params=layer)
+    rng = np.random.default_rng(6)
+    x1, x2 = (rng.standard_normal((4, 3)).astype(np.float32) for _ in range(2))
+    scale = np.float32(0.5)
+    for _ in range(2):  # traced, then replayed
+        layer.cleargrads()
+        twin.cleargrads()
+        labels = np.arange(4, dtype=np.int32)
+        got = step((x1, [x2, labels]), scale=scale)
+        want = make(twin)((x1, [x2, Variable(labels)]), scale=scale)
+        np.testing.assert_array_equal(got["label"].array, want["label"].array)
+        F.sum(got["a"]).backward()  # "b" and "label" get no gradient
+        F.sum(want["a"]).backward()
+        np.testing.assert_array_equal(layer.W.grad, twin.W.grad)
+        np.testing.assert_array_equal(layer.b.grad, twin.b.grad)
