@@ -53,20 +53,35 @@ class Compiled:
 
     def __post_init__(self) -> None:
         self.plans = [[self.plan, None]]
+        keys = self.trace.output_keys
+        # what a call returns: the one Variable, a tuple of them, or a dict by name
+        self.output_kind = Variable if keys == ["out"] else tuple if all(
+            k.startswith("out") and k[3:].isdigit() for k in keys) else dict
         self.seed_names = [f"gy/{k}" if f"gy/{k}" in self.plan.seeds else None
                            for k in self.trace.output_keys]
+
+    def buffers(self, plan: Plan) -> tuple[dict, list, list]:
+        """``plan``'s outputs, its seed buffers by output (None: no gradient), and its
+        gradient buffers by ``StaticCall`` input, cached until the plan is lowered again."""
+        cached = plan.call_buffers
+        if cached is None or cached[0] is not plan.outputs:
+            outputs = plan.outputs
+            cached = plan.call_buffers = (
+                outputs, [None if n is None else plan.seeds[n] for n in self.seed_names],
+                [None if k is None else outputs[k] for k in self.grad_keys])
+        return cached
 
     def acquire(self) -> list:
         """A buffer set no pending backward still needs (lowering a new one if none is).
 
         Sets no call needs any more are dropped beyond the first and the one handed out, so
         memory follows the number of calls awaiting backward, as in define-by-run."""
-        free = next((entry for entry in self.plans if _free(entry)), None)
+        first = self.plans[0]
+        free = first if _free(first) else next((e for e in self.plans if _free(e)), None)
         if free is None:
             free = [Plan(self.plan.graph, self.trace.params, self.trace.instances), None]
             self.plans.append(free)
         if len(self.plans) > 2:
-            first = self.plans[0]
             self.plans = [e for e in self.plans if e is first or e is free or not _free(e)]
         return free
 
@@ -132,31 +147,30 @@ class StaticCall(FunctionNode):
             raise errors.GraphError(
                 f"{self.label}: the values saved for backward were freed by an earlier "
                 "backward(); call backward(retain_grad=True) to backpropagate twice")
-        compiled = self.compiled
-        seeds = {}
-        for name, gy in zip(compiled.seed_names, grad_outputs, strict=True):
-            if name is not None:
-                seeds[name] = 0.0 if gy is None else gy
-        outputs = plan.outputs
+        outputs, seed_buffers, grad_buffers = self.compiled.buffers(plan)
+        for buf, gy in zip(seed_buffers, grad_outputs, strict=True):
+            if buf is not None:
+                np.copyto(buf, 0.0 if gy is None else gy)
         inputs = self.inputs
-        grad_keys = compiled.grad_keys
-        n_inputs = len(compiled.wanted)  # node inputs: differentiated inputs, then params
+        n_inputs = len(self.compiled.wanted)  # node inputs: differentiated inputs, then params
         # A parameter whose .grad is still this plan's buffer from an earlier backward (no
         # cleargrads() since) gets its own copy before the buffer is overwritten: it is
         # accumulated into, as define-by-run would.
         for i in range(n_inputs, len(inputs)):
-            key = grad_keys[i]
-            if key is not None and inputs[i]._grad is outputs[key]:
-                inputs[i]._grad = outputs[key].copy()
-        outputs = plan.run_backward(seeds)
-        gxs: list[Any] = [None] * len(inputs)
-        for i in target_input_indexes:
-            key = grad_keys[i]
-            if key is not None:
-                # parameters: the plan's buffer, lent to .grad (a training step allocates
-                # nothing); inputs: a copy, since their gradient flows on into other nodes
-                gxs[i] = outputs[key] if i >= n_inputs else outputs[key].copy()
-        return tuple(gxs)
+            buf = grad_buffers[i]
+            if buf is not None and inputs[i]._grad is buf:
+                inputs[i]._grad = buf.copy()
+        plan.run_backward()
+        # parameters: the plan's buffers, lent to .grad (a training step allocates nothing);
+        # inputs: copies, since their gradients flow on into other nodes (the engine reads
+        # only the targets' entries)
+        if not n_inputs:
+            return grad_buffers
+        gxs = list(grad_buffers)
+        for i in range(n_inputs):
+            if gxs[i] is not None:
+                gxs[i] = gxs[i].copy()
+        return gxs
 
 
 def compile(target: Callable[..., Any] | Link, *, params: Link | dict | None = None,  # noqa: A001
@@ -226,12 +240,12 @@ class CompiledFunction:
         self.last = compiled
         ys = _run_call(compiled, compiled.acquire(), arrays,
                        [leaves[i] for i in wanted] if wanted else [])
-        keys = compiled.trace.output_keys
-        if keys == ["out"]:
+        kind = compiled.output_kind
+        if kind is Variable:
             return ys[0]
-        if all(k.startswith("out") and k[3:].isdigit() for k in keys):
+        if kind is tuple:
             return ys
-        return dict(zip(keys, ys, strict=True))
+        return dict(zip(compiled.trace.output_keys, ys, strict=True))
 
     def _compile(self, arrays: list[np.ndarray], layout: tuple, grads: bool,
                  wanted: tuple[int, ...]) -> Compiled:
