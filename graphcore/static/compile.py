@@ -255,6 +255,9 @@ class CompiledFunction:
         named_layout = tuple([_name(f"x{i}", item, names) if not _is_keyword(item)
                               else (item[0], _name(item[0], item[1], names))
                               for i, item in enumerate(layout)])
+        if len(set(names)) != len(names):
+            raise errors.TraceError(f"a compiled function's keyword arguments must not be "
+                                    f"named like its positional ones (x0, x1, ...): {names}")
         inputs = dict(zip(names, arrays, strict=True))
         wanted_names = tuple([names[i] for i in wanted])
 

@@ -283,3 +283,10 @@ def test_keywords_nested_arguments_and_dict_outputs():
         F.sum(want["a"]).backward()
         np.testing.assert_array_equal(layer.W.grad, twin.W.grad)
         np.testing.assert_array_equal(layer.b.grad, twin.b.grad)
+
+
+def test_a_keyword_named_like_a_positional_input_is_an_error():
+    step = graphcore.compile(lambda a, x0=None: a + x0)
+    ones = np.ones(2, np.float32)
+    with pytest.raises(errors.TraceError, match="must not be named like its positional"):
+        step(ones, x0=ones)
