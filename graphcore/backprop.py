@@ -136,6 +136,8 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
                 if creator is None:
                     if captured is not None:
                         if id(x) in captured:
+                            if getattr(node, "lends_buffers", False):
+                                gx = gx.copy()  # a compiled call's buffer, reused next call
                             captured[id(x)] = _add(captured[id(x)], gx)
                     else:
                         _accumulate_leaf(x, gx, copied)

@@ -26,6 +26,9 @@ from graphcore.variable import Variable, constant, new_output
 
 # True while the engine runs a backward that records a graph (double backprop).
 _double = [False]
+# While static-mode tracing runs: the list every recorded node is appended to, in creation
+# order (the order define-by-run ran the ops, which random ops must keep).
+_creation_log: list[list] = []
 
 
 class Attr:
@@ -173,6 +176,8 @@ class FunctionNode:
         return tuple([constant(y) for y in ys])
 
     def _record(self, xs: tuple[Variable, ...], ys: tuple[np.ndarray, ...]) -> tuple:
+        if _creation_log:
+            _creation_log[-1].append(self)
         rank = 0
         for x in xs:
             if x.rank > rank:

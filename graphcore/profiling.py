@@ -14,6 +14,11 @@ Times are *self* times: an op whose forward or backward calls other ops (a doubl
 backward, a composite op) is charged only for its own work, so the shares add up to 100%.
 Ops are keyed by class name, as Chainer's ``TimerHook`` keys them (``Add``, not ``_ + _``).
 Blocks may nest: each report sees the ops run inside it. The timing stack is per thread.
+
+Static-mode plans have no op objects to wrap: while a block is active, a plan runs its steps
+through ``run_steps``, one row per IR op (``linear_act(relu)``, ``fused(...)``; a gradient
+step under the op it differentiates, as backward). Outside a block a plan checks one flag
+per half and runs its bare step loop.
 """
 
 from __future__ import annotations
@@ -184,6 +189,29 @@ def _seeing_apply(apply: Callable[..., Any]) -> Callable[..., Any]:
         return apply(self, inputs)
 
     return wrapper
+
+
+def run_steps(steps: list[Callable[[], Any]], op: str, phase: str) -> None:
+    """Run a static plan's steps for one IR node, charged to ``op`` as one call (self time,
+    like an op's method: ops it falls back to are charged to themselves)."""
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    frame = [(op, phase), 0.0]
+    stack.append(frame)
+    start = time.perf_counter()
+    try:
+        for step in steps:
+            step()
+    finally:
+        elapsed = time.perf_counter() - start
+        stack.pop()
+        if stack:
+            stack[-1][1] += elapsed
+        own = elapsed - frame[1]
+        with _record_lock:
+            for report in _active:
+                report._add(op, phase, own)
 
 
 def _timed(method: Callable[..., Any], phase: str) -> Callable[..., Any]:

@@ -172,3 +172,30 @@ def test_other_threads_keep_their_own_timing_stack():
     assert not errors
     assert report.ops["LinearFunction"].calls == 5
     assert report.ops[Sum.__name__].backward_calls == 5 and ReLU.__name__ in report.ops
+
+
+def test_static_plans_report_their_steps_per_op():
+    """A compiled call has no op objects to wrap: its plan charges each IR node's steps to
+    its op, forward steps as forward and gradient steps as backward (issue: empty tables)."""
+    import graphcore.links as L
+
+    layer = L.Linear(4, 5)
+    step = graphcore.compile(lambda x: F.sum(F.relu(layer(x))), params=layer)
+    x = np.ones((3, 4), np.float32)
+    step(x).backward()  # compiled outside the block
+    with profile_ops() as report:
+        for _ in range(4):
+            layer.cleargrads()
+            step(x).backward()
+    rows = {t.op: t for t in report.rows()}
+    assert rows["linear_act(relu)"].calls == 4  # linear + relu, fused by the passes
+    assert rows["sum"].calls == 4 and rows["sum"].backward_calls == 4
+    assert rows["linear"].backward_calls == 8  # the gradients of W and of b
+    assert rows["relu"].backward_calls == 4
+    assert all(t.total_ms > 0 for t in rows.values() if t.op != "StaticCall")
+    assert report.total_ms > 0
+    assert report.total_ms <= report.wall_ms
+    with profile_ops() as outside:
+        pass
+    step(x).backward()  # after the block: nothing recorded
+    assert outside.ops == {}

@@ -7,8 +7,10 @@ gradients are wanted) and replayed afterwards. So:
    later is not seen.
 2. Branches on Python values or on data (``if x.array.mean() > 0``) take the traced branch on
    every replay. (Specs are different: their predicates become guards, see the spec tests.)
-3. Output arrays are the plan's buffers, reused by the next call: copy what you keep.
-4. Gradients are overwritten by each ``backward()``, not accumulated across calls.
+3. Output arrays are the plan's buffers, reused by a later call once nothing needs them for
+   backward (a call awaiting backward keeps its own buffers): copy what you keep.
+4. Parameter gradients accumulate as in define-by-run, but a ``.grad`` array kept after
+   ``cleargrads()`` is the plan's buffer, which the next ``backward()`` reuses.
 5. Parameters frozen (``requires_grad=False``) in an inference plan are folded in as
    constants: a later in-place change is not seen until the signature changes.
 6. Not a footgun: updates made in place (optimizers) and arrays replaced by new ones are seen;
@@ -56,13 +58,20 @@ def test_output_buffers_are_reused_across_calls():
     assert kept.tolist() == [2.0, 2.0]
 
 
-def test_gradients_are_overwritten_not_accumulated():
+def test_a_gradient_kept_after_cleargrads_is_reused():
     layer = L.Linear(2, 1)
     step = graphcore.compile(lambda x: F.sum(layer(x)), params=layer)
     x = np.ones((1, 2), np.float32)
     step(x).backward()
-    step(x).backward()  # define-by-run would now hold twice the gradient
-    np.testing.assert_allclose(layer.W.grad, np.ones((1, 2)))
+    step(x).backward()  # accumulated, as define-by-run does
+    np.testing.assert_allclose(layer.W.grad, np.full((1, 2), 2.0))
+    layer.cleargrads()
+    step(x).backward()
+    kept = layer.W.grad
+    layer.cleargrads()
+    step(2 * x).backward()
+    assert kept is layer.W.grad  # the same buffer, now holding the new gradient
+    np.testing.assert_allclose(kept, np.full((1, 2), 2.0))
 
 
 def test_frozen_parameters_are_folded_into_inference_plans():

@@ -1,6 +1,7 @@
-"""Validate a spec and gradient-check every parameter: backward against central finite
-differences in float64, a table of the largest relative error per parameter; exit 1 when one
-fails (or when the spec has no loss to differentiate)."""
+"""Validate a spec and gradient-check every parameter: backward (define-by-run, or with
+--mode static the compiled plan's) against central finite differences in float64, a table of
+the largest relative error per parameter; exit 1 when one fails (or when the spec has no loss
+to differentiate)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import typer
 
 from cli import output, specs
 from cli.errors import FAILURE, USAGE, CliError, command
-from cli.options import Mode, plugin_option
+from cli.options import Mode, parse_passes, passes_option, plugin_option
 from graphcore.spec.checking import CheckReport, check_spec
 
 
@@ -18,6 +19,7 @@ from graphcore.spec.checking import CheckReport, check_spec
 def check(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode."),
+    passes: str | None = passes_option(),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -25,12 +27,12 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
-    if mode is Mode.static:
-        raise CliError("check runs define-by-run only; --mode static is not available here",
-                       USAGE, hint="compare static with dynamic results: graphtool run --mode "
-                       "static --json")
+    pass_list = parse_passes(passes)
+    if pass_list is not None and mode is not Mode.static:
+        raise CliError("--passes applies to --mode static", USAGE)
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
-    report = check_spec(loaded, seed=seed, input_overrides=overrides)
+    report = check_spec(loaded, seed=seed, input_overrides=overrides, mode=mode.value,
+                        passes=pass_list)
     if json_out:
         output.emit_json(report.to_dict(mode.value))
     else:

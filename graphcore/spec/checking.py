@@ -15,6 +15,10 @@ fail; an element passes when it is at most ``rtol``.
 >>> report = check_spec(spec)
 >>> report.ok, {c.name: c.max_rel_error for c in report.params}
 
+With ``mode="static"`` the gradients checked are the compiled plan's (traced in float64, with
+the selected ``passes``, its backward half replayed): the same finite differences of the spec's
+loss judge them, so a plan whose forward or backward departs from the spec fails.
+
 Unlike ``gradient_check.check_backward`` (one random direction, fine for an op), this points at
 the parameter, and its table gives a number per parameter.
 """
@@ -22,7 +26,7 @@ the parameter, and its table gives a number per parameter.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -93,11 +97,21 @@ class CheckReport:
 def check_spec(spec: Spec, seed: int | None = None,
                input_overrides: Mapping[str, str] | None = None,
                stdin: BinaryIO | None = None, eps: float = EPS, rtol: float = RTOL,
-               atol: float = ATOL, max_elements: int = MAX_ELEMENTS) -> CheckReport:
+               atol: float = ATOL, max_elements: int = MAX_ELEMENTS, mode: str = "dynamic",
+               passes: Sequence[str] | None = None) -> CheckReport:
     """Gradient-check every parameter of ``spec``; see the module docstring.
 
-    Raises ``NoLossError`` for a spec without a loss, ``SpecRuntimeError`` when a run fails.
+    ``mode``: whose gradients are checked, define-by-run's (``dynamic``) or the compiled
+    plan's (``static``, with ``passes`` as ``graphcore.static.passes.select`` reads them).
+    Raises ``NoLossError`` for a spec without a loss, ``SpecRuntimeError`` when a run fails,
+    ``ValueError`` for an unknown mode or pass.
     """
+    if mode not in ("dynamic", "static"):
+        raise ValueError(f"unknown mode {mode!r}; modes: dynamic, static")
+    if mode == "static":
+        from graphcore.static.passes import select
+
+        select(passes)  # an unknown pass fails before anything runs
     require_loss(spec, "differentiate")
     seed = spec.seed if seed is None else seed
     model = build_model(spec, seed)
@@ -107,7 +121,7 @@ def check_spec(spec: Spec, seed: int | None = None,
         p.array = p.array.astype(np.float64)
     inputs = {k: _float64(v) for k, v in inputs.items()}
     loss = _Loss(spec, model, inputs, seed)
-    value = loss.backward()
+    value = loss.backward() if mode == "dynamic" else loss.static_backward(passes)
     checks = [_check_param(name.lstrip("/"), p, loss, seed, eps, rtol, atol, max_elements)
               for name, p in model.namedparams()]
     return CheckReport(spec, seed, value, checks, eps, rtol, atol)
@@ -128,6 +142,14 @@ class _Loss:
             loss = loss_function(self.spec, self.model, self.inputs)
         loss.backward()
         return float(loss.array)
+
+    def static_backward(self, passes: Sequence[str] | None) -> float:
+        """The compiled plan's gradients into the parameters' ``grad``; returns the loss."""
+        from graphcore.static.spec_mode import StaticSpecRunner
+
+        runner = StaticSpecRunner(self.spec, self.model, passes=passes)
+        result = runner.run(self.inputs, seed=self.seed)  # seeds seed + 1, as below
+        return float(result.loss)
 
     def value(self) -> np.ndarray:
         with seeded(self.seed + 1), no_backprop_mode():

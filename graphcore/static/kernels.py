@@ -9,6 +9,7 @@ copying the result into the buffer: correct for every op, just not allocation-fr
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -28,8 +29,10 @@ Step = Callable[[], Any]
 class Context:
     """What kernels share: per-forward-node state (saved values, op objects for fallbacks)."""
 
-    def __init__(self, instances: dict[int, Any]) -> None:
+    def __init__(self, instances: dict[int, Any], first_replay: bool = False) -> None:
         self.instances = instances
+        # the replay right after tracing: random ops reuse what the traced run drew
+        self.first_replay = first_replay
         self.state: dict[int, dict[str, Any]] = {}
         self.holders: dict[int, list] = {}
 
@@ -344,11 +347,17 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
 # --- fallbacks -------------------------------------------------------------------------------
 def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context) -> Step:
     """Run the op's own ``forward`` (a fresh op object per call, so random ops draw anew) and
-    copy its results into the buffers; keep the object for this node's vjps."""
+    copy its results into the buffers; keep the object for this node's vjps.
+
+    In the replay right after tracing, an impure op runs as the traced object instead, so
+    dropout applies the mask the traced (define-by-run) run drew rather than drawing again:
+    static mode consumes numpy's generator exactly as define-by-run does."""
     holder = ctx.holder(node.id)
     traced = ctx.instances.get(node.id)
     if node.op == "opaque" or traced is None:
-        make = (lambda: traced) if traced is not None else None
+        # this plan's own copy: another plan of the same program may be awaiting backward
+        own = copy.copy(traced)
+        make = (lambda: own) if traced is not None else None
     else:
         cls = get_op(node.op)
         attrs = dict(node.attrs)
@@ -360,8 +369,14 @@ def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context)
     outs_tuple = tuple(outs)
     complete = all(buf is not None for buf in outs_tuple)
 
+    first = [traced if ctx.first_replay and traced is not None and not traced.pure else None]
+
     def run() -> None:
-        op = make()
+        op = first[0]
+        if op is None:
+            op = make()
+        else:
+            first[0] = None
         ys = op.forward(arrays)
         if len(ys) < len(outs_tuple):
             raise errors.TraceError(f"{node.text()}: the op made {len(ys)} outputs, the plan "

@@ -8,12 +8,12 @@ skips the backward half.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
 from graphcore.static import kernels
@@ -36,10 +36,14 @@ class Plan:
     (reused by the next call: copy what you keep)."""
 
     def __init__(self, graph: Graph, params: Mapping[str, Parameter],
-                 instances: Mapping[int, Any]) -> None:
+                 instances: Mapping[int, Any], *, after_trace: bool = False) -> None:
+        """``after_trace``: the next replay follows the traced run of the same inputs, and
+        its random ops reuse the traced run's draws (see ``kernels.generic_forward``)."""
         self.graph = graph
         self.params = dict(params)
         self.instances = dict(instances)
+        self._after_trace = after_trace
+        self.call_buffers: Any = None  # a caller's view of the buffers (compile.StaticCall)
         self._lower()
 
     def _lower(self) -> None:
@@ -50,6 +54,7 @@ class Plan:
         values: dict[int, Any] = {}
         slot_buffers: dict[int, np.ndarray] = {}
         self.inputs: dict[str, np.ndarray] = {}
+        self.seeds: dict[str, np.ndarray] = {}  # ``gy/<output>``: gradients from outside
         forward_ids = _forward_set(graph)
         # Memory planning assumed node order; running the forward half first keeps that
         # order only if no forward node comes after a backward one.
@@ -57,13 +62,18 @@ class Plan:
         positions = [k for k, n in enumerate(computed) if n.id in forward_ids]
         if positions and positions[-1] >= len(positions):
             raise errors.TraceError("static plan: a forward node follows a backward node")
-        ctx = kernels.Context(self.instances)
+        ctx = kernels.Context(self.instances, first_replay=self._after_trace)
+        self._after_trace = False
         self.forward_steps: list = []
         self.backward_steps: list = []
+        # per step: (node id, what a profile calls it); read only while profiling
+        self.forward_tags: list[tuple[int, str]] = []
+        self.backward_tags: list[tuple[int, str]] = []
         self.allocated_bytes = 0
         for node in graph.nodes:
             if node.op == "input":
-                values[node.id] = self.inputs[node.name] = np.empty(node.shape, node.dtype)
+                table = self.seeds if node.name.startswith("gy/") else self.inputs
+                values[node.id] = table[node.name] = np.empty(node.shape, node.dtype)
                 continue
             if node.op == "param":
                 values[node.id] = self.params[node.name].array
@@ -84,11 +94,12 @@ class Plan:
                 values[node.id] = out
                 step = self._kernel(node, by_id, values, ins, out, ctx)
             if step is not None:
-                target = self.forward_steps if node.id in forward_ids else self.backward_steps
-                if isinstance(step, kernels.Steps):
-                    target.extend(step)
-                else:
-                    target.append(step)
+                forward = node.id in forward_ids
+                target = self.forward_steps if forward else self.backward_steps
+                tags = self.forward_tags if forward else self.backward_tags
+                steps = step if isinstance(step, kernels.Steps) else [step]
+                target.extend(steps)
+                tags.extend([(node.id, _profile_name(node))] * len(steps))
         self.outputs = {key: values[i] for key, i in graph.outputs.items()}
 
     def _buffer(self, node: Node, slots: dict[int, np.ndarray]) -> Any:
@@ -150,32 +161,79 @@ class Plan:
             self._lower()
         for name, buf in self.inputs.items():
             np.copyto(buf, inputs[name])
-        self._steps(self.forward_steps + self.backward_steps if backward
-                    else self.forward_steps)
+        self._steps(self.forward_steps, self.forward_tags, "forward")
+        if backward:
+            self._steps(self.backward_steps, self.backward_tags, "backward")
         return self.outputs
 
-    def run_backward(self) -> dict[str, Any]:
-        """Run the backward half on the values the last ``run`` left in the buffers."""
-        self._steps(self.backward_steps)
+    def run_arrays(self, arrays: Sequence[np.ndarray]) -> dict[str, Any]:
+        """``run(inputs, backward=False)`` with the inputs in the order of ``self.inputs``."""
+        if self.stale():
+            self._lower()
+        for buf, array in zip(self.inputs.values(), arrays, strict=True):
+            np.copyto(buf, array)
+        self._steps(self.forward_steps, self.forward_tags, "forward")
         return self.outputs
 
-    def _steps(self, steps: list) -> None:
+    def run_backward(self, seeds: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+        """Run the backward half on the values the last ``run`` left in the buffers, with
+        ``seeds`` (``gy/<output>`` -> array) as the outputs' gradients when it has seeds."""
+        if seeds:
+            for name, buf in self.seeds.items():
+                np.copyto(buf, seeds[name])
+        self._steps(self.backward_steps, self.backward_tags, "backward")
+        return self.outputs
+
+    def _steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
         # Ops that fall back to their own backward run it on arrays (first order, no graph).
         old_backprop, old_double = config.enable_backprop, _double[0]
         config.enable_backprop = False
         _double[0] = False
         try:
-            for step in steps:
-                step()
+            if profiling._active:  # one check per half; the loop below stays bare
+                self._profiled_steps(steps, tags, phase)
+            else:
+                for step in steps:
+                    step()
         finally:
             config.enable_backprop = old_backprop
             _double[0] = old_double
+
+    def _profiled_steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
+        """Run ``steps``, charging each node's steps, as one call, to its op in the active
+        profiles (``phase``: the forward half, or the backward half)."""
+        start = 0
+        while start < len(steps):
+            node_id, name = tags[start]
+            end = start + 1
+            while end < len(steps) and tags[end][0] == node_id:
+                end += 1
+            profiling.run_steps(steps[start:end], name, phase)
+            start = end
+
+
+def _profile_name(node: Node) -> str:
+    """A plan step's row in a profile: its op (``vjp`` steps under the op they differentiate,
+    fused ops with their activation or program)."""
+    if node.op == "vjp":
+        return node.attrs["of"]
+    if node.op == "linear_act" or node.op == "matmul_bias":
+        activation = node.attrs.get("activation")
+        return f"{node.op}({activation})" if activation else node.op
+    if node.op == "fused":
+        return "fused(" + ",".join(op for op, _, _ in node.attrs["program"]) + ")"
+    return node.op
+
+
+def is_gradient_key(key: str) -> bool:
+    """Whether an output of a plan is a gradient (of a parameter or of an input)."""
+    return key.startswith(("grad/", "gin/"))
 
 
 def _forward_set(graph: Graph) -> set[int]:
     """Nodes the non-gradient outputs (and guards) need: the forward half of the program."""
     by_id = {n.id: n for n in graph.nodes}
-    roots = [i for key, i in graph.outputs.items() if not key.startswith("grad/")]
+    roots = [i for key, i in graph.outputs.items() if not is_gradient_key(key)]
     roots += [n.id for n in graph.nodes if n.op == "guard"]
     seen: set[int] = set()
     stack = list(roots)

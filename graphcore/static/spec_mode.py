@@ -39,6 +39,7 @@ class _Variant:
         self.reports = reports
         self.path = path
         self.compile_ms = compile_ms
+        self.guarded = any(n.op == "guard" for n in plan.graph.nodes)
 
 
 class StaticSpecRunner:
@@ -100,7 +101,13 @@ class StaticSpecRunner:
         wants = backward and config.train and self.spec.loss is not None
         key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants)
         variants = self.cache.get(key, [])
+        # Every attempt (a replay a guard may stop, then the trace) starts from the same
+        # random state, so dropout draws what define-by-run would have drawn. Only a plan
+        # with guards can stop: without one, the first replay is the only attempt.
+        rng_state = np.random.get_state() if variants and variants[0].guarded else None
         for variant in variants:
+            if variant is not variants[0]:
+                np.random.set_state(rng_state)
             try:
                 values = variant.plan.run(example, backward=False)
             except GuardMiss as miss:
@@ -117,6 +124,8 @@ class StaticSpecRunner:
             self.cache.move_to_end(key)
             return variant, values
         self.stats.misses += 1
+        if rng_state is not None:
+            np.random.set_state(rng_state)
         variant = self._compile(example, wants)
         variants.insert(0, variant)
         self.cache[key] = variants
@@ -162,7 +171,7 @@ class StaticSpecRunner:
         finally:
             interpreter.PREDICATE_HOOKS.remove(hook)
         graph, reports = run_passes(traced.graph, self.passes)
-        plan = Plan(graph, traced.params, traced.instances)
+        plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         compile_ms = (time.perf_counter() - start) * 1e3
         self.stats.compile_ms += compile_ms
         return _Variant(traced, plan, reports, path, compile_ms)

@@ -19,7 +19,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import using_config
-from graphcore.function_node import FunctionNode
+from graphcore.function_node import FunctionNode, _creation_log
 from graphcore.static.ir import Graph, Node, verify
 from graphcore.variable import Parameter, Variable
 
@@ -63,15 +63,27 @@ class _Builder:
 def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
           params: Mapping[str, Parameter], *, name: str = "graph", grads: bool = True,
           call: Callable[[dict[str, Variable]], Any] | None = None,
-          guards: Callable[[], list[dict[str, Any]]] | None = None) -> Trace:
+          guards: Callable[[], list[dict[str, Any]]] | None = None,
+          seed_outputs: bool = False, grad_inputs: Sequence[str] = ()) -> Trace:
     """Run ``fn(**input Variables)`` (or ``call(variables)``) once and build its IR.
 
-    ``fn`` returns a Variable, or a tuple/dict of Variables; a scalar first (or ``loss``)
-    output is differentiated with respect to every trainable parameter when ``grads``.
+    ``fn`` returns a Variable, or a tuple/dict of Variables. When ``grads``:
+
+    - by default a scalar first (or ``loss``) output is differentiated, with a gradient of
+      ones, with respect to every trainable parameter (``grad/<param>`` outputs);
+    - with ``seed_outputs`` every floating-point output ``key`` that depends on something
+      differentiated gets an ``input`` node ``gy/<key>`` holding its incoming gradient (a
+      compiled call inside a larger graph), and the inputs named in ``grad_inputs`` are
+      differentiated too (``gin/<input>`` outputs).
     """
     variables = {k: Variable(np.asarray(v), name=k) for k, v in inputs.items()}
-    with using_config("enable_backprop", True):
-        result = call(variables) if call is not None else fn(**variables)
+    created: list[FunctionNode] = []
+    _creation_log.append(created)
+    try:
+        with using_config("enable_backprop", True):
+            result = call(variables) if call is not None else fn(**variables)
+    finally:
+        _creation_log.pop()
     outputs = _named_outputs(result)
     guard_records = guards() if guards is not None else []
     b = _Builder(name)
@@ -79,7 +91,7 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
     for key, var in variables.items():
         b.ids[id(var)] = b.add("input", (), var.shape, var.dtype, name=key)
     watched = [v for g in guard_records for v in g["values"].values() if isinstance(v, Variable)]
-    order = _topological(list(outputs.values()) + watched)
+    order = _in_creation_order(_topological(list(outputs.values()) + watched), created)
     used_params: dict[str, Parameter] = {}
     for fnode in order:
         for x in fnode.inputs:
@@ -102,11 +114,17 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
             b.ids[id(var)] = b.const(var.array)
         out_ids[key] = b.ids[id(var)]
     if grads:
-        loss_key = "loss" if "loss" in outputs else next(iter(outputs))
-        loss = outputs[loss_key]
         trainable = {n: p for n, p in used_params.items() if p.requires_grad}
-        if loss.size == 1 and trainable and loss.dtype.kind == "f":
-            out_ids.update(_emit_backward(b, order, b.ids[id(loss)], trainable))
+        wrt = {f"grad/{n}": b.ids[id(p)] for n, p in trainable.items()}
+        wrt.update({f"gin/{k}": b.ids[id(variables[k])] for k in grad_inputs})
+        if seed_outputs:
+            seeds = {k: b.ids[id(v)] for k, v in outputs.items() if v.dtype.kind == "f"}
+            out_ids.update(_emit_backward(b, order, seeds, wrt, from_inputs=True))
+        else:
+            loss_key = "loss" if "loss" in outputs else next(iter(outputs))
+            loss = outputs[loss_key]
+            if loss.size == 1 and wrt and loss.dtype.kind == "f":
+                out_ids.update(_emit_backward(b, order, {loss_key: b.ids[id(loss)]}, wrt))
     graph = Graph(b.nodes, out_ids, b.consts, name)
     verify(graph)
     return Trace(graph, used_params, b.instances, list(outputs))
@@ -174,6 +192,16 @@ def _topological(outputs: Sequence[Variable]) -> list[FunctionNode]:
     return order
 
 
+def _in_creation_order(order: list[FunctionNode], created: list[FunctionNode]
+                       ) -> list[FunctionNode]:
+    """``order`` sorted as the ops ran (a topological order too), so random ops such as
+    dropout draw from numpy's generator in the order define-by-run drew."""
+    position = {id(f): k for k, f in enumerate(created)}
+    if any(id(f) not in position for f in order):  # a node made before tracing began
+        return order
+    return sorted(order, key=lambda f: position[id(f)])
+
+
 def _op_name(fnode: FunctionNode) -> tuple[str, dict[str, Any]]:
     cls = type(fnode)
     if cls.name:
@@ -202,19 +230,28 @@ def _emit_forward(b: _Builder, fnode: FunctionNode) -> None:
             b.ids[id(y)] = pid
 
 
-def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
-                   trainable: Mapping[str, Parameter]) -> dict[str, int]:
-    """Reverse mode over the traced nodes; returns ``{"grad/<param>": id}``."""
+def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, int],
+                   wrt: Mapping[str, int], from_inputs: bool = False) -> dict[str, int]:
+    """Reverse mode over the traced nodes from ``seeds`` (output key -> value id) to the
+    leaves in ``wrt`` (output key, e.g. ``grad/<param>``, -> leaf id); returns ``{key: id}``.
+
+    Each seed's gradient is a const of ones, or with ``from_inputs`` an ``input`` node
+    ``gy/<key>`` (filled at replay time with the gradient arriving from outside)."""
     by_id = b.by_id
     node_of = {id(f): i for i, f in b.instances.items()}
-    wanted = {b.ids[id(p)] for p in trainable.values()}
-    # values whose gradient is needed: on some path from a trainable parameter
-    needs: set[int] = set(wanted)
+    # values whose gradient is needed: on some path from a differentiated leaf
+    needs: set[int] = set(wrt.values())
     for n in b.nodes:
         if n.op not in ("input", "param", "const") and any(i in needs for i in n.inputs):
             needs.add(n.id)
-    pending: dict[int, list[int]] = {loss_id: [b.const(np.ones(by_id[loss_id].shape,
-                                                               by_id[loss_id].dtype))]}
+    pending: dict[int, list[int]] = {}
+    for key, out_id in seeds.items():
+        if out_id not in needs:
+            continue
+        out = by_id[out_id]
+        seed = b.add("input", (), out.shape, out.dtype, name=f"gy/{key}") if from_inputs \
+            else b.const(np.ones(out.shape, out.dtype))
+        pending.setdefault(out_id, []).append(seed)
     for fnode in reversed(order):
         fid = node_of[id(fnode)]
         fnode_ir = by_id[fid]
@@ -248,10 +285,9 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
                             {"of": fnode_ir.op, "index": i})
             pending.setdefault(x_id, []).append(vid)
     grads = {}
-    for pname, p in trainable.items():
-        pid = b.ids[id(p)]
-        if pid in pending:
-            grads[f"grad/{pname}"] = _sum(b, pending.pop(pid))
+    for key, leaf in wrt.items():
+        if leaf in pending:
+            grads[key] = _sum(b, pending[leaf])
     return grads
 
 

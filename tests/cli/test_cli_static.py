@@ -126,9 +126,45 @@ def test_passes_without_static_mode_is_a_usage_error(command, tmp_path):
     assert result.exit_code == 2 and "--passes applies to" in result.stderr
 
 
-def test_check_refuses_static_mode():
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
+def test_check_static_checks_the_plans_gradients(path):
+    doc = json.loads(ok("check", path, "--mode", "static", "--json").stdout)
+    assert doc["mode"] == "static" and doc["ok"] is True
+    dynamic = json.loads(ok("check", path, "--json").stdout)
+    assert doc["loss"] == pytest.approx(dynamic["loss"], rel=1e-9)
+    assert doc["params"].keys() == dynamic["params"].keys()
+
+
+def test_check_static_fails_a_plan_with_a_wrong_backward(monkeypatch):
+    from functools import partial
+
+    import numpy as np
+
+    from graphcore.static import kernels
+
+    original = kernels.vjp_linear
+
+    def doubled(node, fwd, fwd_ins, fwd_out, gys, out, ctx):  # twice a weight's gradient
+        step = original(node, fwd, fwd_ins, fwd_out, gys, out, ctx)
+        if node.attrs["index"] != 1:
+            return step
+        return kernels._chain([step, partial(np.multiply, out, 2.0, out=out)])
+
+    monkeypatch.setattr(kernels, "vjp_linear", doubled)
+    monkeypatch.setitem(kernels.VJP, "linear", doubled)
+    assert invoke("check", SPEC["seed_static"]).exit_code == 0  # define-by-run is right
     result = invoke("check", SPEC["seed_static"], "--mode", "static")
-    assert result.exit_code == 2 and "--mode static" in result.stderr
+    assert result.exit_code == 1
+    assert "gradient check failed for 2 parameter(s): l1/W, l2/W" in result.stderr
+    assert "FAIL" in result.stdout
+
+
+def test_check_static_takes_passes_and_passes_need_static_mode():
+    doc = json.loads(ok("check", SPEC["residual_mlp"], "--mode", "static", "--passes",
+                        "-fuse_linear,-fuse", "--json").stdout)
+    assert doc["ok"] is True
+    result = invoke("check", SPEC["seed_static"], "--passes", "-fuse")
+    assert result.exit_code == 2 and "--passes applies to" in result.stderr
 
 
 # --- train ------------------------------------------------------------------------------------
@@ -257,3 +293,15 @@ def test_viz_stage_all_renders_pngs(tmp_path):
     ok("viz", SPEC["seed_dynamic"], "--stage", "all", "--out-dir", tmp_path)
     for name in ("graph.png", "ir.png", "ir.optimized.png"):
         assert (tmp_path / "seed_dynamic" / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_bench_profile_in_static_mode_times_the_plan_steps(tmp_path):
+    result = ok("bench", SPEC["residual_mlp"], "--modes", "static", "--repeat", "3",
+                "--warmup", "1", "--profile", "--json", "--out-dir", tmp_path)
+    profile = json.loads(result.stdout)["results"][0]["profile"]
+    rows = {r["op"]: r for r in profile["ops"]}
+    assert profile["total_ms"] > 0
+    assert rows["softmax_cross_entropy"]["calls"] == 3
+    assert rows["softmax_cross_entropy"]["backward_calls"] == 3
+    assert rows["linear"]["backward_ms"] > 0 and rows["relu"]["backward_calls"] > 0
+    assert all(r["total_ms"] > 0 for r in rows.values())
