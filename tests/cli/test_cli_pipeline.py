@@ -42,7 +42,9 @@ def test_readme_has_pipeline_examples():
 @pytest.mark.parametrize("line", pipeline_lines())
 def test_readme_pipeline_line_runs(line, workdir):
     done = shell(line, workdir)
-    assert done.returncode == 0, done.stderr
+    # `| head` may leave output unread: graphtool then ends with 141, as for every output kind
+    # (tests/cli/test_cli_process.py), which pipefail passes on
+    assert done.returncode in ((0, 141) if "| head" in line else (0,)), done.stderr
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
 
 
@@ -56,7 +58,7 @@ def test_pipeline_outputs_are_data(workdir):
 
 def test_head_closing_the_pipe_is_quiet(workdir):
     done = shell("graphtool ops | head -n 1", workdir)
-    assert done.returncode == 0
+    assert done.returncode in (0, 141)  # 141 when head left some of the table unread
     assert done.stdout.startswith("name") and done.stderr == ""
 
 
