@@ -1,11 +1,14 @@
 """Where output goes: data on stdout, messages and progress on stderr.
 
 Human output is Rich, with colour and box drawing only on a terminal (and no colour under
-``NO_COLOR``); ``--json`` prints exactly one JSON document with sorted keys.
+``NO_COLOR``); ``--json`` prints exactly one JSON document with sorted keys. Rich markup is off
+in every console: what is printed (op docs, spec names, paths, messages) is text, and text
+like ``[x_min, x_max]`` must reach the reader as written.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from typing import Any
@@ -30,10 +33,18 @@ class _Console(Console):
 
 
 def _console(file) -> Console:
-    console = _Console(file=file, highlight=False, soft_wrap=True)
+    console = _Console(file=file, highlight=False, soft_wrap=True, markup=False)
     if not console.is_terminal:  # a pipe or a file: never wrap tables to 80 columns
-        console = _Console(file=file, highlight=False, soft_wrap=True, width=1000)
+        console = _Console(file=file, highlight=False, soft_wrap=True, markup=False,
+                           width=1000)
     return console
+
+
+def text_console() -> Console:
+    """A console that renders into a string (``.file.getvalue()``) as ``show`` prints off a
+    terminal: no colour, no markup, and a width no terminal setting changes."""
+    return Console(file=io.StringIO(), width=1000, highlight=False, markup=False,
+                   color_system=None, force_terminal=False, soft_wrap=True)
 
 
 def table(*columns: str, title: str | None = None, console: Console | None = None) -> Table:

@@ -121,8 +121,8 @@ def _progress_bar(quiet: bool) -> Iterator[Any]:
     if quiet or not console.is_terminal:
         yield None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   console=console, transient=True)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), console=console, transient=True)
     task = bar.add_task("bench", total=None)
     with bar:
         yield lambda done, total, what: bar.update(task, completed=done, total=total,
@@ -167,8 +167,7 @@ def _render(results: Sequence[BenchResult], console: Console) -> None:
 
 def _plain_text(results: Sequence[BenchResult]) -> str:
     """The tables as ``_render`` draws them off a terminal: plain aligned text."""
-    console = Console(file=io.StringIO(), width=1000, highlight=False, color_system=None,
-                      force_terminal=False)
+    console = output.text_console()
     _render(results, console)
     return console.file.getvalue()
 
