@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 from typing import Any
 
@@ -57,13 +58,36 @@ def table(*columns: str, title: str | None = None, console: Console | None = Non
 
 def emit_json(document: dict[str, Any]) -> None:
     """Print one JSON document (sorted keys) and a newline to stdout."""
-    sys.stdout.write(json.dumps(document, sort_keys=True, indent=2, allow_nan=False,
-                                default=_plain) + "\n")
+    sys.stdout.write(to_json(document))
     sys.stdout.flush()
 
 
 def to_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False, default=_plain) + "\n"
+    """``document`` as RFC 8259 JSON, whatever its numbers: NaN and Inf, which JSON lacks, are
+    written ``null``, and a top-level ``nonfinite`` list says where and what each was:
+    ``{"path": ["grads", "l1/W"], "value": "inf"}`` (``"nan"``, ``"inf"`` or ``"-inf"``)."""
+    nonfinite: list[dict[str, Any]] = []
+    clean = _finite(document, [], nonfinite)
+    if nonfinite:
+        clean["nonfinite"] = nonfinite
+    return json.dumps(clean, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _finite(value: Any, path: list[Any], nonfinite: list[dict[str, Any]]) -> Any:
+    """A copy of ``value`` with plain JSON types only and NaN/Inf replaced by None."""
+    if isinstance(value, dict):  # in sorted order, so the list follows the printed document
+        return {str(k): _finite(value[k], [*path, str(k)], nonfinite)
+                for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [_finite(v, [*path, i], nonfinite) for i, v in enumerate(value)]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        nonfinite.append({"path": path, "value": str(value)})
+        return None
+    return _finite(_plain(value), path, nonfinite)
 
 
 def note(message: str, quiet: bool = False) -> None:
@@ -78,7 +102,7 @@ def wrote(paths: list[str], quiet: bool = False) -> None:
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "tolist"):
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
         return value.tolist()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
