@@ -55,4 +55,9 @@ def main() -> None:
     from cli.app import run  # the heavy imports
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # commands clean up, then 130
-    sys.exit(run())
+    try:
+        code = run()
+    except KeyboardInterrupt:  # between the commands' own handling and the exit
+        print("interrupted", file=sys.stderr)
+        code = INTERRUPTED
+    sys.exit(code)

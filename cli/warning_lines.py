@@ -27,7 +27,9 @@ def one_line_warnings() -> Iterator[None]:
             print(text, file=sys.stderr, flush=True)
 
     with warnings.catch_warnings():
-        warnings.simplefilter("always")  # `show` says each distinct line once
+        # numpy's, whatever the filters say (`show` says each distinct line once); other
+        # categories keep their filters and only take this form
+        warnings.simplefilter("always", RuntimeWarning)
         warnings.showwarning = show
         yield
 
