@@ -93,6 +93,11 @@ class RunReport:
         fresh model, the same seed and inputs), or saying that no op was found."""
         if self.all_finite():
             return None
+        for name, value in (self.inputs or {}).items():
+            arrays = value if isinstance(value, list) else [value]
+            if any(np.asarray(a).dtype.kind in "fc" and not np.isfinite(a).all()
+                   for a in arrays):
+                return f"input '{name}' holds NaN or Inf"
         model = build_model(self.spec, self.seed)
         if self.params_file is not None:
             serializers.load_npz(self.params_file, model)

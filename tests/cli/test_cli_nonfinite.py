@@ -187,3 +187,17 @@ def test_numpy_warnings_become_one_line_naming_the_op(tmp_path):
     assert "warning: BatchNormalization: Mean of empty slice" in result.stderr.splitlines()
     lines = result.stderr.splitlines()
     assert len(lines) == len(set(lines))  # each said once
+
+
+def test_an_input_holding_inf_is_named_as_the_source(tmp_path):
+    spec = spec_file(tmp_path, LINEAR_ONLY)
+    array = np.ones((3, 4), np.float32)
+    array[0, 0] = np.inf
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    result = invoke("run", spec, "--input", "x=-", "--json", "--out-dir", tmp_path / "out",
+                    input=buffer.getvalue())
+    assert result.exit_code == 0, result.stderr
+    strict_json(result.stdout)
+    assert "warning: NaN or Inf in the results; the first: input 'x' holds NaN or Inf" \
+        in result.stderr.splitlines()
