@@ -1,5 +1,5 @@
 """``python -m cli`` runs the ``graphtool`` command."""
 
-from cli.app import main
+from cli.entry import main
 
 main()

@@ -5,9 +5,17 @@ from __future__ import annotations
 import sys
 
 import typer
+from typer import rich_utils
 
-from cli.commands import bench, check, ops, run, train, viz
-from cli.errors import BROKEN_PIPE, State, silence_stdout
+try:  # Typer 0.2x ships its own copy of Click
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - older Typer over the click package
+    from click import ClickException
+
+from cli import stdout
+from cli.commands import bench, check, ops, train, viz
+from cli.commands import run as run_command
+from cli.errors import BROKEN_PIPE, FAILURE, OK, State
 
 app = typer.Typer(
     name="graphtool",
@@ -26,7 +34,7 @@ def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of f
     State.debug = debug
 
 
-app.command("run", help=run.__doc__)(run.run)
+app.command("run", help=run_command.__doc__)(run_command.run)
 app.command("train", help=train.__doc__)(train.train)
 app.command("viz", help=viz.__doc__)(viz.viz)
 app.command("bench", help=bench.__doc__)(bench.bench)
@@ -34,15 +42,33 @@ app.command("check", help=check.__doc__)(check.check)
 app.command("ops", help=ops.__doc__)(ops.ops)
 
 
-def main() -> None:
-    """Process entry: run the app; a closed pipe (``| head``) ends quietly."""
+def run(args: list[str] | None = None) -> int:
+    """Run the app once and return the exit code. Usage errors are Typer's boxes on a
+    terminal and plain text elsewhere; a closed pipe or a failing stdout ends as
+    ``cli.stdout.finish`` says."""
+    stdout.install()
+    # Help goes to stdout: Rich panels on a terminal, plain text when piped.
+    app.rich_markup_mode = "rich" if sys.stdout.isatty() else None
     try:
-        app()
+        code = app(args=args, prog_name="graphtool", standalone_mode=False)
+    except ClickException as e:
+        if sys.stderr.isatty():
+            rich_utils.rich_format_error(e)
+        else:
+            e.show()
+        code = e.exit_code
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        code = FAILURE
     except BrokenPipeError:
-        silence_stdout()
-        sys.exit(BROKEN_PIPE)
-    finally:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            silence_stdout()
+        code = BROKEN_PIPE
+    except SystemExit as e:  # Rich and Click end a broken help page with exit(1)
+        code = e.code if isinstance(e.code, int) else FAILURE
+    return stdout.finish(code if isinstance(code, int) else OK)
+
+
+def main() -> None:
+    """The process entry (``cli.entry.main`` sets up signals and streams first)."""
+    from cli.entry import main as entry_main
+
+    entry_main()

@@ -18,6 +18,7 @@ from typing import Any
 
 import typer
 
+from cli.warning_lines import one_line_warnings
 from graphcore import errors
 
 OK, FAILURE, USAGE, DATA_ERROR, NO_INPUT, UNAVAILABLE, INTERNAL, INTERRUPTED = (
@@ -98,11 +99,11 @@ def silence_stdout() -> None:
 
 
 def command(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator: run a command inside ``reported()``."""
+    """Decorator: run a command inside ``reported()``, Python warnings as one line each."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with reported():
+        with reported(), one_line_warnings():
             return fn(*args, **kwargs)
 
     return wrapper

@@ -1,12 +1,16 @@
 """Where output goes: data on stdout, messages and progress on stderr.
 
 Human output is Rich, with colour and box drawing only on a terminal (and no colour under
-``NO_COLOR``); ``--json`` prints exactly one JSON document with sorted keys.
+``NO_COLOR``); ``--json`` prints exactly one JSON document with sorted keys. Rich markup is off
+in every console: what is printed (op docs, spec names, paths, messages) is text, and text
+like ``[x_min, x_max]`` must reach the reader as written.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import sys
 from typing import Any
 
@@ -30,10 +34,18 @@ class _Console(Console):
 
 
 def _console(file) -> Console:
-    console = _Console(file=file, highlight=False, soft_wrap=True)
+    console = _Console(file=file, highlight=False, soft_wrap=True, markup=False)
     if not console.is_terminal:  # a pipe or a file: never wrap tables to 80 columns
-        console = _Console(file=file, highlight=False, soft_wrap=True, width=1000)
+        console = _Console(file=file, highlight=False, soft_wrap=True, markup=False,
+                           width=1000)
     return console
+
+
+def text_console() -> Console:
+    """A console that renders into a string (``.file.getvalue()``) as ``show`` prints off a
+    terminal: no colour, no markup, and a width no terminal setting changes."""
+    return Console(file=io.StringIO(), width=1000, highlight=False, markup=False,
+                   color_system=None, force_terminal=False, soft_wrap=True)
 
 
 def table(*columns: str, title: str | None = None, console: Console | None = None) -> Table:
@@ -46,13 +58,36 @@ def table(*columns: str, title: str | None = None, console: Console | None = Non
 
 def emit_json(document: dict[str, Any]) -> None:
     """Print one JSON document (sorted keys) and a newline to stdout."""
-    sys.stdout.write(json.dumps(document, sort_keys=True, indent=2, allow_nan=False,
-                                default=_plain) + "\n")
+    sys.stdout.write(to_json(document))
     sys.stdout.flush()
 
 
 def to_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, sort_keys=True, indent=2, allow_nan=False, default=_plain) + "\n"
+    """``document`` as RFC 8259 JSON, whatever its numbers: NaN and Inf, which JSON lacks, are
+    written ``null``, and a top-level ``nonfinite`` list says where and what each was:
+    ``{"path": ["grads", "l1/W"], "value": "inf"}`` (``"nan"``, ``"inf"`` or ``"-inf"``)."""
+    nonfinite: list[dict[str, Any]] = []
+    clean = _finite(document, [], nonfinite)
+    if nonfinite:
+        clean["nonfinite"] = nonfinite
+    return json.dumps(clean, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _finite(value: Any, path: list[Any], nonfinite: list[dict[str, Any]]) -> Any:
+    """A copy of ``value`` with plain JSON types only and NaN/Inf replaced by None."""
+    if isinstance(value, dict):  # in sorted order, so the list follows the printed document
+        return {str(k): _finite(value[k], [*path, str(k)], nonfinite)
+                for k in sorted(value, key=str)}
+    if isinstance(value, list | tuple):
+        return [_finite(v, [*path, i], nonfinite) for i, v in enumerate(value)]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        nonfinite.append({"path": path, "value": str(value)})
+        return None
+    return _finite(_plain(value), path, nonfinite)
 
 
 def note(message: str, quiet: bool = False) -> None:
@@ -67,7 +102,7 @@ def wrote(paths: list[str], quiet: bool = False) -> None:
 
 
 def _plain(value: Any) -> Any:
-    if hasattr(value, "tolist"):
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
         return value.tolist()
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 

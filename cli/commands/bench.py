@@ -1,7 +1,9 @@
 """Time specs: forward, backward and total time (median and spread) per mode and batch size,
-peak memory, and with --profile the time each op took. --modes dynamic,static adds static
-mode: compile time, replay time, speedup over define-by-run, the plan cache's hits and misses
-and what each pass removed."""
+peak memory, and with --profile the time each op took. Both modes by default, side by side
+(--modes dynamic,static): static adds compile time, replay time, speedup over define-by-run,
+the plan cache's hits and misses and what each pass removed. With several specs, one that
+cannot take --batch (its inputs come from a file, or have no batch axis) is skipped with a
+warning."""
 
 from __future__ import annotations
 
@@ -21,7 +23,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import parse_passes, passes_option, plugin_option
-from graphcore.spec.bench import FIELDS, MODES, BenchOptionError, BenchResult, bench_specs
+from graphcore.spec import Spec
+from graphcore.spec.bench import (
+    FIELDS,
+    MODES,
+    BenchOptionError,
+    BenchResult,
+    batched_spec,
+    bench_specs,
+)
 
 SCHEMA_VERSION = 1
 
@@ -36,7 +46,7 @@ class Format(StrEnum):
 def bench(
     spec_paths: list[str] = typer.Argument(..., metavar="SPEC",
                                            help="Spec files (- reads one from stdin)."),
-    modes: str = typer.Option("dynamic", "--modes",
+    modes: str = typer.Option(",".join(MODES), "--modes",
                               help=f"Comma-separated modes (available: {', '.join(MODES)})."),
     repeat: int = typer.Option(10, "--repeat", min=1, help="Timed iterations."),
     warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed iterations first."),
@@ -62,6 +72,8 @@ def bench(
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
     loaded = [specs.load(path, (), [str(p) for p in plugins]) for path in spec_paths]
+    if batches is not None and len(loaded) > 1:
+        loaded = _batchable(loaded, batches)
     with _progress_bar(quiet) as progress:
         try:
             results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,
@@ -114,6 +126,21 @@ def _parse_batches(text: str | None) -> list[int] | None:
     return sizes
 
 
+def _batchable(loaded: list[Spec], batches: list[int]) -> list[Spec]:
+    """The specs that can take every ``--batch`` size; a warning for each one left out. When
+    none can, all are kept, and the first one's reason is the usage error."""
+    usable = []
+    for spec in loaded:
+        try:
+            for size in batches:
+                batched_spec(spec, size)
+        except BenchOptionError as e:
+            output.note(f"warning: skipped: {e}")  # said even with -q: the results lack it
+            continue
+        usable.append(spec)
+    return usable or loaded
+
+
 @contextmanager
 def _progress_bar(quiet: bool) -> Iterator[Any]:
     """A Rich bar on stderr when it is a terminal (and not --quiet); else no callback."""
@@ -121,8 +148,8 @@ def _progress_bar(quiet: bool) -> Iterator[Any]:
     if quiet or not console.is_terminal:
         yield None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   console=console, transient=True)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), console=console, transient=True)
     task = bar.add_task("bench", total=None)
     with bar:
         yield lambda done, total, what: bar.update(task, completed=done, total=total,
@@ -167,8 +194,7 @@ def _render(results: Sequence[BenchResult], console: Console) -> None:
 
 def _plain_text(results: Sequence[BenchResult]) -> str:
     """The tables as ``_render`` draws them off a terminal: plain aligned text."""
-    console = Console(file=io.StringIO(), width=1000, highlight=False, color_system=None,
-                      force_terminal=False)
+    console = output.text_console()
     _render(results, console)
     return console.file.getvalue()
 

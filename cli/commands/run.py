@@ -39,6 +39,9 @@ def run(
     report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
                         input_overrides=overrides, mode=mode.value, passes=pass_list)
     document = report.to_dict()
+    origin = report.nonfinite_origin()
+    if origin is not None:  # said even with -q: the numbers are not what they should be
+        output.note(f"warning: NaN or Inf in the results; the first: {origin}")
     folder = files.artifact_dir(out_dir, loaded.name)
     written = [files.write_text(folder / "run.json", output.to_json(document))]
     for stage, text in report.ir_texts().items():

@@ -98,8 +98,8 @@ def _progress(steps: int, quiet: bool) -> Iterator[Callable[[int, float], None] 
     if quiet or not console.is_terminal:
         yield None
         return
-    columns = (TextColumn("train"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn())
+    columns = (TextColumn("train", markup=False), BarColumn(), MofNCompleteColumn(),
+               TextColumn("loss {task.fields[loss]}", markup=False), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("train", total=steps, loss="-")
 

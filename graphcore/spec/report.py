@@ -14,6 +14,11 @@ tracing, the passes and lowering cost). Every time lives under ``timing_ms``, so
 documents too are byte-identical across runs apart from ``timing_ms``. ``ir_texts()`` gives
 the IR text before and after the passes (``ir.txt``, ``ir.optimized.txt``); with sequence
 inputs, of the last example's plan.
+
+Outputs and gradients may hold NaN or Inf (a finite loss can have an overflowing gradient);
+the document then carries them as they are (the CLI writes them as JSON ``null``), and
+``nonfinite_origin()`` names the first op that produced one, found by debug mode
+(``graphcore.debug``) in a define-by-run re-run on a fresh model.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphcore import serializers
-from graphcore.spec.interpreter import RunResult, SpecModel, build_model
+from graphcore import errors, serializers
+from graphcore.config import using_config
+from graphcore.spec.interpreter import RunResult, SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
 from graphcore.variable import Variable
 
@@ -41,6 +47,8 @@ class RunReport:
     result: RunResult
     model: SpecModel
     static: Any = None  # the StaticSpecRunner of a static-mode run
+    inputs: Mapping[str, Any] | None = None  # what the spec ran on (for a diagnosing re-run)
+    params_file: str | None = None
 
     def static_summary(self) -> dict[str, Any] | None:
         """Static mode's section of the document (None in dynamic mode); no times in it."""
@@ -68,9 +76,39 @@ class RunReport:
         return {name: summarize(value) for name, value in self.result.outputs.items()}
 
     def grads(self) -> dict[str, float]:
-        """Gradient norm of each parameter that received one, keyed ``l1/W``."""
-        return {name.lstrip("/"): float(np.linalg.norm(p.grad))
-                for name, p in self.model.namedparams() if p.grad is not None}
+        """Gradient norm of each parameter that received one, keyed ``l1/W``: in float64, so
+        finite gradients have a finite norm (Inf only when a gradient holds Inf)."""
+        with np.errstate(all="ignore"):
+            return {name.lstrip("/"): float(np.linalg.norm(p.grad.astype(np.float64)))
+                    for name, p in self.model.namedparams() if p.grad is not None}
+
+    def all_finite(self) -> bool:
+        """Whether the loss, every output and every gradient are free of NaN and Inf."""
+        return all(a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
+                   for a in self.arrays().values())
+
+    def nonfinite_origin(self) -> str | None:
+        """None when ``all_finite()``; else one line naming the first op whose forward or
+        backward produced NaN or Inf (debug mode's finding in a define-by-run re-run on a
+        fresh model, the same seed and inputs), or saying that no op was found."""
+        if self.all_finite():
+            return None
+        for name, value in (self.inputs or {}).items():
+            arrays = value if isinstance(value, list) else [value]
+            if any(np.asarray(a).dtype.kind in "fc" and not np.isfinite(a).all()
+                   for a in arrays):
+                return f"input '{name}' holds NaN or Inf"
+        model = build_model(self.spec, self.seed)
+        if self.params_file is not None:
+            serializers.load_npz(self.params_file, model)
+        try:
+            with using_config("debug", True), np.errstate(all="ignore"):
+                run_spec(self.spec, model, self.inputs or {}, seed=self.seed)
+        except errors.NonFiniteError as e:
+            return str(e).splitlines()[0]
+        except errors.GraphcoreError:
+            pass
+        return "no single op was found to produce them"
 
     def to_dict(self) -> dict[str, Any]:
         timing = dict(self.result.timing_ms)
@@ -116,8 +154,9 @@ def summarize(value: Any) -> dict[str, Any]:
     stats: dict[str, Any] = {"shape": list(array.shape), "dtype": str(array.dtype)}
     if array.size and array.dtype.kind in "fiub":
         data = array.astype(np.float64)
-        stats.update(mean=float(data.mean()), std=float(data.std()), min=float(data.min()),
-                     max=float(data.max()))
+        with np.errstate(all="ignore"):  # statistics of NaN and Inf are NaN or Inf: say so
+            stats.update(mean=float(data.mean()), std=float(data.std()),
+                         min=float(data.min()), max=float(data.max()))
     return stats
 
 
@@ -151,4 +190,4 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
         result = runner.run(inputs, seed=seed)
     else:
         result = run_spec(spec, model, inputs, seed=seed)
-    return RunReport(spec, seed, mode, result, model, runner)
+    return RunReport(spec, seed, mode, result, model, runner, inputs, params_file)

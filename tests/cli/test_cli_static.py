@@ -120,7 +120,8 @@ def test_an_unknown_pass_is_a_usage_error(command, tmp_path):
     assert result.stdout == "" and not any(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("command", [("run",), ("train",), ("bench",), ("viz",)])
+@pytest.mark.parametrize("command", [("run",), ("train",), ("bench", "--modes", "dynamic"),
+                                     ("viz",)])
 def test_passes_without_static_mode_is_a_usage_error(command, tmp_path):
     result = invoke(*command, SPEC["seed_static"], "--passes", "-fuse", "--out-dir", tmp_path)
     assert result.exit_code == 2 and "--passes applies to" in result.stderr
