@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
 
 from cli.commands import bench, check, ops, run, train, viz
-from cli.errors import BROKEN_PIPE, State, silence_stdout
+from cli.errors import BROKEN_PIPE, TERMINATED, State, Terminated, silence_stdout
 
 app = typer.Typer(
     name="graphtool",
@@ -34,13 +35,21 @@ app.command("check", help=check.__doc__)(check.check)
 app.command("ops", help=ops.__doc__)(ops.ops)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main() -> None:
-    """Process entry: run the app; a closed pipe (``| head``) ends quietly."""
+    """Process entry: run the app; a closed pipe (``| head``) ends quietly; SIGTERM ends like
+    Ctrl-C (temporary files removed), with exit 143."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except BrokenPipeError:
         silence_stdout()
         sys.exit(BROKEN_PIPE)
+    except Terminated:
+        sys.exit(TERMINATED)
     finally:
         try:
             sys.stdout.flush()

@@ -59,6 +59,7 @@ def bench(
     if pass_list is not None and "static" not in mode_list:
         raise CliError("--passes applies to static mode; add it: --modes dynamic,static", USAGE)
     batches = _parse_batches(batch)
+    files.check_out_dir(out_dir)
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
     loaded = [specs.load(path, (), [str(p) for p in plugins]) for path in spec_paths]

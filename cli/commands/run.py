@@ -35,6 +35,11 @@ def run(
     pass_list = parse_passes(passes)
     if pass_list is not None and mode is not Mode.static:
         raise CliError("--passes applies to --mode static", USAGE)
+    files.check_out_dir(out_dir)
+    if arrays is not None:
+        files.check_output(arrays)
+    if params is not None:
+        specs.require_readable(params, "--params ")
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
                         input_overrides=overrides, mode=mode.value, passes=pass_list)

@@ -62,6 +62,9 @@ def viz(
     pass_list = parse_passes(passes)
     if pass_list is not None and stages == ["executed"]:
         raise CliError("--passes applies to --stage ir, optimized or all", USAGE)
+    files.check_out_dir(out_dir)
+    if destination not in (None, STDOUT):
+        files.check_output(destination)
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
                            rankdir=rankdir.value, passes=pass_list)
@@ -78,7 +81,7 @@ def viz(
             artifacts[folder / f"{base}.txt"] = drawing.text.encode("utf-8")
         if destination not in (None, STDOUT):
             artifacts[Path(destination)] = png if _is_png(destination) else dot
-    written = [files.write_bytes(path, data) for path, data in artifacts.items()]
+    written = files.write_files(artifacts)  # as one set: never a new .dot beside an old .png
     drawing = next(iter(drawings.values()))
     if destination == STDOUT:  # one stage here: -o refuses --stage all
         sys.stdout.write(drawing.dot + "\n")
