@@ -254,15 +254,17 @@ def wait_for(child: subprocess.Popen, text: str, times: int = 1) -> None:
     pytest.fail(f"the child never said {text!r}")
 
 
-def test_sigterm_during_a_save_removes_its_temporary_and_exits_143(tmp_path):
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"),
+                                                (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_during_a_save_removes_its_temporary(signum, code, word, tmp_path):
     child = start_driver(tmp_path, "train", str(SPEC), "--steps", "2", "-q", "--save",
                          "params.npz", pause_at=2)  # after train.csv
     wait_for(child, "replacing params.npz")
     assert temporaries(tmp_path), "the temporary file exists while the save is under way"
-    child.send_signal(signal.SIGTERM)
+    child.send_signal(signum)
     _, err = child.communicate(timeout=60)
-    assert child.returncode == 143, err
-    assert "terminated" in err and "Traceback" not in err
+    assert child.returncode == code, err
+    assert word in err and "Traceback" not in err
     assert temporaries(tmp_path) == [] and not (tmp_path / "params.npz").exists()
 
 

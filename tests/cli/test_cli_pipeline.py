@@ -50,8 +50,13 @@ def test_pipeline_outputs_are_data(workdir):
     lines = pipeline_lines()
     assert float(shell(lines[0], workdir).stdout)  # the loss, a number
     assert shell(lines[1], workdir).stdout.strip() == "seed_static"
-    shell(lines[2], workdir)
-    assert json.loads((workdir / "run.json").read_text())["outputs"]["y"]["shape"] == [3, 2]
+    assert shell(lines[2], workdir).stdout.strip() == "[3, 2]"
+
+
+@pytest.mark.parametrize("line", pipeline_lines())
+def test_readme_pipeline_lines_write_only_under_outputs(line, workdir):
+    shell(line, workdir)
+    assert sorted(p.name for p in workdir.iterdir()) in (["specs"], ["outputs", "specs"])
 
 
 def test_head_closing_the_pipe_is_quiet(workdir):
