@@ -48,7 +48,7 @@ def bench(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     if json_out and fmt not in (None, Format.json):

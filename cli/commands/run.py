@@ -27,8 +27,8 @@ def run(
     plugins: list[Path] = plugin_option(),
     params: Path | None = typer.Option(None, "--params", help="Load parameters (.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
-    arrays: Path | None = typer.Option(None, "-o", "--output",
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
+    arrays: str | None = typer.Option(None, "-o", "--output",
                                        help="Save outputs, loss and gradients (.npz)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:

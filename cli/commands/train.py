@@ -49,9 +49,10 @@ def train(
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     plugins: list[Path] = plugin_option(),
-    save: Path | None = typer.Option(None, "--save", help="Save the trained parameters (.npz)."),
+    save: str | None = typer.Option(None, "--save", help="Save the trained parameters "
+                                     "(.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages or progress on stderr."),
 ) -> None:
     pass_list = parse_passes(passes)

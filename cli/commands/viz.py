@@ -50,7 +50,7 @@ def viz(
     destination: str | None = typer.Option(
         None, "-o", "--output", help="Write the drawing here (.png: PNG, else DOT); - prints "
         "the DOT on stdout."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     wanted = _parse_formats(formats if formats is not None else
@@ -70,7 +70,7 @@ def viz(
                            rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.
     artifacts: dict[Path, bytes] = {}
-    folder = out_dir / loaded.name  # created by the first write, after every render
+    folder = Path(out_dir) / loaded.name  # created by the first write, after every render
     for name, drawing in drawings.items():
         dot = (drawing.dot + "\n").encode("utf-8")
         png = render_png(drawing.dot) if "png" in wanted or _is_png(destination) else None

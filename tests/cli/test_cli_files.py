@@ -138,10 +138,16 @@ def test_an_output_that_is_a_folder_is_exit_73(command, tmp_path):
     assert not (tmp_path / "outputs").exists()  # refused before anything was written
 
 
-def test_an_empty_output_path_is_exit_73(tmp_path):
-    assert run_to("", tmp_path).exit_code == 73
-    result = invoke("viz", SPEC, "-o", "", "--out-dir", tmp_path)
-    assert result.exit_code == 73 and "cannot create output" in result.stderr
+@pytest.mark.parametrize("command", [["run", SPEC, "-o", ""], ["viz", SPEC, "-o", ""],
+                                     ["train", SPEC, "--steps", "1", "--save", ""],
+                                     ["run", SPEC, "--out-dir", ""], ["viz", SPEC, "--out-dir", ""],
+                                     ["bench", SPEC, "--out-dir", ""]])
+def test_an_empty_output_path_is_exit_73(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # '' must not become the current folder
+    result = invoke(*command)
+    assert result.exit_code == 73, result.stderr
+    assert "''" in result.stderr and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_out_dir_naming_a_file_is_exit_73(tmp_path):
