@@ -287,7 +287,7 @@ DATA_FILES = st.one_of(
 # --- the properties ------------------------------------------------------------------------
 # A fixed, bounded set of examples (the same every run); HOSTILE_EXAMPLES=500 HOSTILE_RANDOM=1
 # explores further. No shrinking: the failing command is reported as generated.
-SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "20")), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "15")), deadline=None,
                     derandomize=not os.environ.get("HOSTILE_RANDOM"),
                     phases=(Phase.explicit, Phase.reuse, Phase.generate),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
