@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,6 +295,13 @@ SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "15")), 
 
 @SETTINGS
 @given(case=bad_options(PATH_OPTIONS))
+@example(case=(["run", "afolder"], []))  # the cases issues 8 and 9 reported, then random ones
+@example(case=(["run", "spec.yaml", "--params", "afolder", "--input", "x=afolder"], []))
+@example(case=(["run", "spec.yaml", "-o", "afolder"], ["afolder"]))
+@example(case=(["train", "--steps", "2", "spec.yaml", "--save", ""], [""]))
+@example(case=(["viz", "spec.yaml", "--out-dir", "afile"], ["afile"]))
+@example(case=(["run", "spec.yaml", "-o", "x" * 300], ["x" * 300]))
+@example(case=(["viz", "spec.yaml", "--plugin", "afolder", "-o", "/proc"], ["/proc"]))
 def test_bad_paths(server, scratch_root, case):
     argv, outputs = case
     run_case(server, scratch_root, argv, outputs=outputs)
@@ -312,6 +319,8 @@ def test_bad_option_values(server, scratch_root, case):
 
 @SETTINGS
 @given(text=bad_spec_text(), command=COMMANDS, via_stdin=st.booleans())
+@example(text=b"graphtool: 1\ngraph:\n  - op: " + b"x" * 200_000 + b"\n", command=["run"],
+         via_stdin=True)  # a huge op name, echoed whole once
 def test_bad_spec_text(server, scratch_root, text, command, via_stdin):
     argv = [*command, "-" if via_stdin else "bad.yaml"]
     run_case(server, scratch_root, argv, files={"bad.yaml": text},
