@@ -175,10 +175,12 @@ def read_only_folder(tmp_path: Path) -> Path:
         return folder
     if Path("/sys").is_dir() and not os.access("/sys", os.W_OK):
         return Path("/sys")
+    probe = Path("/sys") / "graphtool.probe"
     try:  # root writes anywhere, except where the kernel says no
-        (Path("/sys") / "graphtool.probe").write_bytes(b"")
+        probe.write_bytes(b"")
     except OSError:
         return Path("/sys")
+    probe.unlink()
     pytest.skip("no folder here that this user cannot write")
 
 
