@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -15,7 +16,7 @@ except ImportError:  # pragma: no cover - older Typer over the click package
 from cli import stdout
 from cli.commands import bench, check, ops, train, viz
 from cli.commands import run as run_command
-from cli.errors import BROKEN_PIPE, FAILURE, OK, State
+from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
 
 app = typer.Typer(
     name="graphtool",
@@ -42,10 +43,15 @@ app.command("check", help=check.__doc__)(check.check)
 app.command("ops", help=ops.__doc__)(ops.ops)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def run(args: list[str] | None = None) -> int:
     """Run the app once and return the exit code. Usage errors are Typer's boxes on a
     terminal and plain text elsewhere; a closed pipe or a failing stdout ends as
-    ``cli.stdout.finish`` says."""
+    ``cli.stdout.finish`` says; SIGTERM ends like Ctrl-C (temporary files removed), 143."""
+    signal.signal(signal.SIGTERM, _terminate)
     stdout.install()
     # Help goes to stdout: Rich panels on a terminal, plain text when piped.
     app.rich_markup_mode = "rich" if sys.stdout.isatty() else None
@@ -62,6 +68,8 @@ def run(args: list[str] | None = None) -> int:
         code = FAILURE
     except BrokenPipeError:
         code = BROKEN_PIPE
+    except Terminated:  # outside a command (which maps it itself)
+        code = TERMINATED
     except SystemExit as e:  # Rich and Click end a broken help page with exit(1)
         code = e.code if isinstance(e.code, int) else FAILURE
     return stdout.finish(code if isinstance(code, int) else OK)

@@ -20,6 +20,7 @@ import typer
 
 from cli.warning_lines import one_line_warnings
 from graphcore import errors
+from graphcore.errors import clip_message
 
 OK, FAILURE, USAGE, DATA_ERROR, NO_INPUT, UNAVAILABLE, INTERNAL, INTERRUPTED = (
     0, 1, 2, 65, 66, 69, 70, 130)
@@ -35,6 +36,11 @@ class CliError(Exception):
         super().__init__(message)
         self.code = code
         self.hint = hint
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread (see ``cli.app``) so that cleanup runs, as for
+    Ctrl-C: temporary files are removed, and the process exits 143."""
 
 
 class State:
@@ -67,6 +73,8 @@ def exit_code_for(exc: BaseException) -> tuple[int, str]:
         return FAILURE, f"error: {exc}"
     if isinstance(exc, KeyboardInterrupt):
         return INTERRUPTED, "interrupted"
+    if isinstance(exc, Terminated):
+        return TERMINATED, "terminated"
     return INTERNAL, (f"internal error: {type(exc).__name__}: {exc}\n"
                       "re-run with --debug for the traceback")
 
@@ -85,7 +93,7 @@ def reported() -> Iterator[None]:
         code, text = exit_code_for(exc)
         if State.debug:
             traceback.print_exc()
-        _say(text)
+        _say("\n".join(clip_message(line) for line in text.splitlines()))
         raise typer.Exit(code) from None
 
 

@@ -5,6 +5,28 @@ from the matching builtin (``ValueError``, ``TypeError``, ...) so code written f
 numpy that catches those keeps working.
 """
 
+import re
+
+CLIP_WIDTH = 80  # the most characters of one name, value or source line a message echoes
+MAX_MESSAGE = 1000  # the most characters of one message (lists of names can be long)
+MAX_SHOWN_ERRORS = 20  # SpecErrors.render lists this many, then counts the rest (as clang)
+
+
+def clip(text: str, width: int = CLIP_WIDTH) -> str:
+    """``text`` when it is at most ``width`` characters, else its start and end around
+    ``...``: user text (a 750 KB op name, a 1 GB line) is echoed only as a short window."""
+    if len(text) <= width:
+        return text
+    head = (width - 3) * 3 // 4
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+
+
+def clip_message(text: str, width: int = CLIP_WIDTH, total: int = MAX_MESSAGE) -> str:
+    """``text`` with every run of non-blank characters longer than ``width`` clipped, and the
+    whole cut to ``total`` characters."""
+    text = re.sub(rf"\S{{{width + 1},}}", lambda m: clip(m.group(), width), text)
+    return text if len(text) <= total else text[:total - 3] + "..."
+
 
 class GraphcoreError(Exception):
     """Base class of every error graphcore raises on purpose."""
@@ -57,26 +79,40 @@ class _Located(GraphcoreError):
     def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
                  source_line: str | None = None, length: int = 1,
                  hint: str | None = None) -> None:
-        self.message = message
+        self.message = clip_message(message)
         self.file = file
         self.line = line
         self.col = col
         self.source_line = source_line
         self.length = max(length, 1)
-        self.hint = hint
+        self.hint = None if hint is None else clip_message(hint)
         super().__init__(self.headline())
 
     def headline(self) -> str:
-        text = f"{self.file}:{self.line}:{self.col}: error: {self.message}"
+        text = f"{clip(self.file)}:{self.line}:{self.col}: error: {self.message}"
         return f"{text} ({self.hint})" if self.hint else text
 
     def render(self) -> str:
-        """The headline, then the source line and a caret under the position (when known)."""
+        """The headline, then the source line and a caret under the position (when known);
+        of a long line only a window around the position."""
         lines = [self.headline()]
         if self.source_line is not None and self.col > 0:
-            lines.append("    " + self.source_line.rstrip("\n"))
-            lines.append("    " + " " * (self.col - 1) + "^" + "~" * (self.length - 1))
+            text, col, length = _window(self.source_line.rstrip("\n"), self.col, self.length)
+            lines.append("    " + text)
+            lines.append("    " + " " * (col - 1) + "^" + "~" * (length - 1))
         return "\n".join(lines)
+
+
+def _window(line: str, col: int, length: int, width: int = CLIP_WIDTH) -> tuple[str, int, int]:
+    """At most ``width`` characters of ``line`` around column ``col`` (1-based), with ``...``
+    where it was cut; the column and underline length within that window."""
+    if len(line) <= width:
+        return line, col, max(1, min(length, len(line) - col + 1))
+    start = max(0, min(col - 1 - width // 4, len(line) - width))
+    end = start + width
+    text = ("..." if start else "") + line[start:end] + ("..." if end < len(line) else "")
+    offset = col - 1 - start  # the position within the window, 0-based
+    return text, offset + 1 + (3 if start else 0), max(1, min(length, width - offset))
 
 
 class SpecError(_Located, ValueError):
@@ -91,7 +127,11 @@ class SpecErrors(GraphcoreError, ValueError):
         super().__init__("\n".join(e.headline() for e in self.errors))
 
     def render(self) -> str:
-        return "\n".join(e.render() for e in self.errors)
+        shown = [e.render() for e in self.errors[:MAX_SHOWN_ERRORS]]
+        more = len(self.errors) - len(shown)
+        if more:
+            shown.append(f"... and {more} more error{'s' * (more > 1)} (fix these first)")
+        return "\n".join(shown)
 
 
 class SpecRuntimeError(_Located, RuntimeError):

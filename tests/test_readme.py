@@ -2,7 +2,8 @@
 
 Convention: the blocks run in README order in one shared namespace, so a later block may
 continue an earlier one (the static-mode block uses the model, data and optimizer of the
-Python API block); each block runs in its own fresh, empty working directory.
+Python API block); each block runs in its own fresh working directory holding only an empty
+``outputs/`` (as a clone has), and may write only under it.
 """
 
 import re
@@ -21,12 +22,13 @@ def test_every_readme_python_block_runs(tmp_path, monkeypatch):
     namespace: dict = {}
     for k, block in enumerate(blocks):
         scratch = tmp_path / f"block{k}"
-        scratch.mkdir()
+        (scratch / "outputs").mkdir(parents=True)
         monkeypatch.chdir(scratch)
         exec(compile(block, f"{README}:python block {k}", "exec"), namespace)  # noqa: S102
+        assert sorted(p.name for p in scratch.iterdir()) == ["outputs"], f"block {k}"
         if k == 0:  # the Python API example
-            assert (scratch / "graph.dot").read_text().startswith("digraph graphname{")
-            assert (scratch / "params.npz").exists()
+            assert (scratch / "outputs" / "graph.dot").read_text().startswith("digraph graphname{")
+            assert (scratch / "outputs" / "params.npz").exists()
             assert namespace["model"].l1.W.shape == (5, 4)
 
 
@@ -34,6 +36,7 @@ def test_the_static_block_trains_the_model(tmp_path, monkeypatch):
     blocks = python_blocks()
     static = [b for b in blocks if "graphcore.compile" in b]
     assert static, "the README shows static mode"
+    (tmp_path / "outputs").mkdir()
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(compile(blocks[0], str(README), "exec"), namespace)  # noqa: S102

@@ -58,7 +58,7 @@ def bench(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     if json_out and fmt not in (None, Format.json):
@@ -69,6 +69,7 @@ def bench(
     if pass_list is not None and "static" not in mode_list:
         raise CliError("--passes applies to static mode; add it: --modes dynamic,static", USAGE)
     batches = _parse_batches(batch)
+    files.check_out_dir(out_dir)
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
     loaded = [specs.load(path, (), [str(p) for p in plugins]) for path in spec_paths]

@@ -27,14 +27,19 @@ def run(
     plugins: list[Path] = plugin_option(),
     params: Path | None = typer.Option(None, "--params", help="Load parameters (.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
-    arrays: Path | None = typer.Option(None, "-o", "--output",
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
+    arrays: str | None = typer.Option(None, "-o", "--output",
                                        help="Save outputs, loss and gradients (.npz)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     pass_list = parse_passes(passes)
     if pass_list is not None and mode is not Mode.static:
         raise CliError("--passes applies to --mode static", USAGE)
+    files.check_out_dir(out_dir)
+    if arrays is not None:
+        files.check_output(arrays)
+    if params is not None:
+        specs.require_readable(params, "--params ")
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
                         input_overrides=overrides, mode=mode.value, passes=pass_list)

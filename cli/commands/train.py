@@ -8,6 +8,7 @@ Exit 2 when --batch-size does not fit the data, 1 when the spec has no loss."""
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -51,14 +52,18 @@ def train(
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     plugins: list[Path] = plugin_option(),
-    save: Path | None = typer.Option(None, "--save", help="Save the trained parameters (.npz)."),
+    save: str | None = typer.Option(None, "--save", help="Save the trained parameters "
+                                     "(.npz)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages or progress on stderr."),
 ) -> None:
     pass_list = parse_passes(passes)
     if pass_list is not None and mode is not Mode.static:
         raise CliError("--passes applies to --mode static", USAGE)
+    files.check_out_dir(out_dir)
+    if save is not None:
+        files.check_output(save)
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     with _progress(steps, quiet) as on_step:
         try:
@@ -70,9 +75,9 @@ def train(
     folder = files.artifact_dir(out_dir, loaded.name)
     written = [files.write_text(folder / "train.csv", _csv(result.losses))]
     if save is not None:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        serializers.save_npz(save, result.model)  # atomic: a temporary file, then a rename
-        written.append(str(save))
+        buffer = io.BytesIO()  # every array the model has (persistent values too), as npz
+        serializers.save_npz(buffer, result.model)
+        written.append(files.write_bytes(save, buffer.getvalue()))
     document = result.to_dict()
     if json_out:
         output.emit_json(document)

@@ -50,7 +50,7 @@ def viz(
     destination: str | None = typer.Option(
         None, "-o", "--output", help="Write the drawing here (.png: PNG, else DOT); - prints "
         "the DOT on stdout."),
-    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     wanted = _parse_formats(formats if formats is not None else
@@ -62,12 +62,15 @@ def viz(
     pass_list = parse_passes(passes)
     if pass_list is not None and stages == ["executed"]:
         raise CliError("--passes applies to --stage ir, optimized or all", USAGE)
+    files.check_out_dir(out_dir)
+    if destination not in (None, STDOUT):
+        files.check_output(destination)
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
                            rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.
     artifacts: dict[Path, bytes] = {}
-    folder = out_dir / loaded.name  # created by the first write, after every render
+    folder = Path(out_dir) / loaded.name  # created by the first write, after every render
     for name, drawing in drawings.items():
         dot = (drawing.dot + "\n").encode("utf-8")
         png = render_png(drawing.dot) if "png" in wanted or _is_png(destination) else None
@@ -78,7 +81,7 @@ def viz(
             artifacts[folder / f"{base}.txt"] = drawing.text.encode("utf-8")
         if destination not in (None, STDOUT):
             artifacts[Path(destination)] = png if _is_png(destination) else dot
-    written = [files.write_bytes(path, data) for path, data in artifacts.items()]
+    written = files.write_files(artifacts)  # as one set: never a new .dot beside an old .png
     drawing = next(iter(drawings.values()))
     if destination == STDOUT:  # one stage here: -o refuses --stage all
         sys.stdout.write(drawing.dot + "\n")

@@ -54,6 +54,7 @@ from graphcore.spec.yaml_source import (
 
 FORMAT_VERSION = 1
 DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
+SPEC_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # it names the outputs/<name>/ folder: never `..`
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
 
 
@@ -163,10 +164,10 @@ class _Loader(InputsReader, StepsReader):
 
     def read_name(self, default: str) -> str:
         node = self.root.get("name")
-        if node is None:
-            return re.sub(r"[^A-Za-z0-9_.-]", "_", default) or "spec"
+        if node is None:  # the file's stem, made a name an explicit `name:` could be
+            return re.sub(r"^[.-]|[^A-Za-z0-9_.-]", "_", default) or "spec"
         value = self.value(node)
-        if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", value):
+        if not isinstance(value, str) or not re.fullmatch(SPEC_NAME, value):
             self.error(node.loc, "name must be letters, digits, '_', '.' or '-' (it names the "
                        "outputs/<name>/ folder)")
             return "spec"
