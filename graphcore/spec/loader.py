@@ -42,6 +42,7 @@ from graphcore.spec.validation import (
     show,
     trap,
 )
+from graphcore.spec.yaml_scalars import MAX_INTEGER_DIGITS
 from graphcore.spec.yaml_source import (
     LMap,
     Loc,
@@ -85,6 +86,7 @@ class _Loader(InputsReader, StepsReader):
         self.kind = "dynamic"
         self.layer_steps: dict[str, OpStep] = {}
         self.input_locs: dict[str, Loc] = {}
+        self.set_by: dict[str, str] = {}  # param name -> the --set text that gave its value
 
     # --- entry ------------------------------------------------------------------------------
     def load(self, overrides: Sequence[str], default_name: str) -> Spec:
@@ -143,6 +145,18 @@ class _Loader(InputsReader, StepsReader):
             return {k: self.value(node[k]) for k in node}
         return node
 
+    def show(self, node: Any) -> str:
+        """``node`` as an error message shows it: a ``$params.NAME`` reference shows the value
+        it stands for and where that came from (the spec's params, or a ``--set``)."""
+        if (isinstance(node, LScalar) and node.style == "plain" and isinstance(node.value, str)
+                and node.value.startswith(PARAM_REF)):
+            key = node.value[len(PARAM_REF):]
+            if key in self.params:
+                origin = (f"from --set {self.set_by[key]}" if key in self.set_by
+                          else f"from params.{key}")
+                return f"{self.params[key]!r} ({origin})"
+        return show(node)
+
     def unambiguous(self, node: LScalar) -> Any:
         """The scalar's value, unless it is a number YAML versions read differently (``010`` is
         8 in YAML 1.1 and 10 in 1.2; ``1:30`` is 90; ``1_000``): that is an error with a hint."""
@@ -159,7 +173,7 @@ class _Loader(InputsReader, StepsReader):
         elif (not isinstance(node, LScalar) or type(node.value) is not int  # not true, 1.0
               or node.value != FORMAT_VERSION):
             self.error(node.loc, f"unsupported spec format version "
-                       f"{show(node)}; this graphtool reads version {FORMAT_VERSION}")
+                       f"{self.show(node)}; this graphtool reads version {FORMAT_VERSION}")
 
     def read_name(self, default: str) -> str:
         node = self.root.get("name")
@@ -178,7 +192,7 @@ class _Loader(InputsReader, StepsReader):
         value = self.value(node)
         if value not in choices:
             self.error(node.loc, f"{what} must be one of {', '.join(choices)}, got "
-                       f"{show(node)}", did_you_mean(str(value), choices))
+                       f"{self.show(node)}", did_you_mean(str(value), choices))
             return default
         return value
 
@@ -189,7 +203,7 @@ class _Loader(InputsReader, StepsReader):
         if value is INVALID:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(node.loc, f"{what} must be an integer, got {show(node)}", trap(node))
+            self.error(node.loc, f"{what} must be an integer, got {self.show(node)}", trap(node))
             return default
         if low is not None and value < low:
             self.error(node.loc, f"{what} must be at least {low}, got {value}")
@@ -232,6 +246,13 @@ class _Loader(InputsReader, StepsReader):
                 value = yaml.safe_load(raw) if raw.strip() else ""
             except yaml.YAMLError:
                 value = raw
+            except ValueError:  # an integer past Python's digit limit (4,300 digits)
+                digits = sum(c.isdigit() for c in raw)
+                self.errors.append(SpecError(
+                    f"--set {key}: an integer of {digits:,} digits is too long to be read as a "
+                    f"number (at most {MAX_INTEGER_DIGITS:,} digits)", "--set", i + 1,
+                    len(key) + 2))
+                continue
             if isinstance(value, str) and FLOAT_12.match(raw.strip()):
                 value = float(raw)  # `--set params.lr=1e-3` means the number, as people expect
             if isinstance(value, dict):
@@ -239,6 +260,7 @@ class _Loader(InputsReader, StepsReader):
                                              "list", "--set", i + 1, len(key) + 2))
                 continue
             self.params[name] = value
+            self.set_by[name] = text
 
 
     # --- outputs and names ------------------------------------------------------------------
@@ -251,7 +273,7 @@ class _Loader(InputsReader, StepsReader):
         out = []
         for item, name in zip(items, names, strict=False):
             if not isinstance(name, str) or name not in scope.names:
-                self.error(item.loc, f"outputs: no value named {show(item)} at the end of the "
+                self.error(item.loc, f"outputs: no value named {self.show(item)} at the end of the "
                            "graph", scope.missing_hint(str(name)))
             else:
                 out.append(name)

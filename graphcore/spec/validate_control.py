@@ -23,7 +23,6 @@ from graphcore.spec.validation import (
     MAX_UNROLLED_LAYERS,
     Scope,
     did_you_mean,
-    show,
     source_line,
 )
 from graphcore.spec.yaml_source import LMap, Loc, LScalar
@@ -144,7 +143,7 @@ class ControlFlowReader:
         seq = self.value(node["for_each"])
         if not isinstance(seq, str) or seq not in scope.names:
             self.error(node["for_each"].loc, f"for_each needs the name of a value to iterate "
-                       f"over, got {show(node['for_each'])}",
+                       f"over, got {self.show(node['for_each'])}",
                        did_you_mean(str(seq), [n for n in scope.names if n != PREVIOUS]))
             seq = PREVIOUS
         item = self.value(node["as"]) if "as" in node else None
@@ -163,7 +162,7 @@ class ControlFlowReader:
         if collect is not None and (not isinstance(collect, str)
                                     or collect not in body_scope.names):
             self.error(node["collect"].loc, f"collect names a value bound in the body, got "
-                       f"{show(node['collect'])}")
+                       f"{self.show(node['collect'])}")
         to = self.value(node["to"]) if "to" in node else None
         after = scope.copy()
         for c in carries:

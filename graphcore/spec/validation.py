@@ -18,7 +18,8 @@ SOURCES = ("random", "zeros", "ones", "file", "stdin")
 RESERVED = {"params", "loop", "true", "false", "and", "or", "not", PREVIOUS}
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 PARAM_REF = "$params."
-FLOAT_12 = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")  # 1e-3: YAML 1.1 text
+# 1e-3: YAML 1.1 text. Each part matches one way only, so a long run of digits is linear time.
+FLOAT_12 = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
 MAX_REPEAT = 100_000  # trips of one repeat
 MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
 

@@ -305,7 +305,8 @@ def test_malformed_set_overrides():
 def test_set_override_of_a_wrong_type_is_reported_where_the_param_is_used():
     e = the_error(SET_SPEC, overrides=["params.hidden=1e-3"])
     assert at(e) == "model.yaml:7:28"
-    assert e.message == "attribute 'out_size' of 'linear' must be an integer, got '$params.hidden'"
+    assert e.message == ("attribute 'out_size' of 'linear' must be an integer, got 0.001 "
+                         "(from --set params.hidden=1e-3)")
 
 
 def test_duplicate_key():

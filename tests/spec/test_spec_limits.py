@@ -1,0 +1,141 @@
+"""Bounded work and clear refusals at load (issue 9 items 3, 4, 5, 7, 8, 11; issue 8 items 8, 9,
+13): every refusal is a located ``file:line:col: error`` with the numbers in it, exit 65 from
+the CLI, and the work limits refuse before anything is allocated, which the subprocess tests
+show by running ``graphtool`` under a 1 GiB address-space cap (``RLIMIT_AS``)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from time_limits import time_limit
+
+from graphcore.errors import SpecError, SpecErrors
+from graphcore.spec import load_spec_text
+
+ROOT = Path(__file__).resolve().parents[2]
+FILE = "model.yaml"
+MEMORY_CAP = 1 << 30  # far below what any refused request would allocate
+
+
+def errors_of(text: str, **options) -> list[SpecError]:
+    with pytest.raises(SpecErrors) as info:
+        load_spec_text(text, file=FILE, **options)
+    return info.value.errors
+
+
+def the_error(text: str, **options) -> SpecError:
+    errors = errors_of(text, **options)
+    assert len(errors) == 1, [e.headline() for e in errors]
+    return errors[0]
+
+
+def at(error: SpecError) -> str:
+    return f"{error.file}:{error.line}:{error.col}"
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def graphtool_capped(tmp_path: Path, *args: str,
+                     timeout: float = 60) -> subprocess.CompletedProcess:
+    """``graphtool ARGS`` in a child process whose address space is capped at 1 GiB."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=tmp_path, env=env,
+                          preexec_fn=_cap_memory, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def refused_capped(tmp_path: Path, text: str, *args: str) -> str:
+    """Run ``text`` as spec.yaml under the memory cap; assert a clean exit 65; its stderr."""
+    (tmp_path / "spec.yaml").write_text(text)
+    done = graphtool_capped(tmp_path, "run", "spec.yaml", *args)
+    assert done.returncode == 65, done.stderr
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert done.stderr.startswith("spec.yaml:") or done.stderr.startswith("error:"), done.stderr
+    return done.stderr
+
+
+# ------------------------------------------------------------------ item 5: linear-time scalars
+
+@pytest.mark.parametrize("value", ["1" * 200_000, "1" * 200_000 + "x", "1." + "1" * 200_000,
+                                   "1" * 200_000 + "e"])
+def test_a_long_scalar_of_digits_loads_in_linear_time(value):
+    start = time.perf_counter()
+    with time_limit(10):  # the quadratic regex took minutes: fail, don't hang
+        errors = errors_of(f"graphtool: 1\nseed: {value}\ngraph: [relu]\n")
+    assert time.perf_counter() - start < 1.0
+    assert at(errors[0]) == "model.yaml:2:7"
+
+
+def test_an_integer_past_the_digit_limit_says_so():
+    error = errors_of(f"graphtool: 1\nseed: {'7' * 4301}\ngraph: [relu]\n")[0]
+    assert error.hint == ("an integer of 4,301 digits is too long to be read as a number "
+                          "(at most 4,300 digits)")
+
+
+# ------------------------------------------------------------------ item 11: NaN and infinities
+
+NAN_HEAD = "graphtool: 1\ninputs:\n  x: {random: normal, shape: [3, 4]}\ngraph:\n"
+
+
+@pytest.mark.parametrize(("step", "message"), [
+    ("{op: dropout, ratio: .nan}",
+     "attribute 'ratio' of 'dropout' must be a finite number from 0.0 to 1.0, got .nan"),
+    ("{op: dropout, ratio: .inf}",
+     "attribute 'ratio' of 'dropout' must be a finite number from 0.0 to 1.0, got .inf"),
+    ("{op: leaky_relu, slope: .inf}",
+     "attribute 'slope' of 'leaky_relu' must be a finite number of at least 0.0, got .inf"),
+    ("{op: batch_normalization, eps: .nan}", "attribute 'eps' of 'batch_normalization' must "
+     "be a finite number of at least 0.0, got .nan"),
+    ("{op: add_scalar, value: .nan}",
+     "attribute 'value' of 'add_scalar' must be a number, not NaN, got .nan"),
+])
+def test_nan_and_inf_fail_range_checks_at_load(step, message):
+    error = the_error(NAN_HEAD + f"  - {step}\n")
+    assert (at(error), error.message) == ("model.yaml:5:" + str(error.col), message)
+    assert error.line == 5
+
+
+def test_nan_input_options_are_refused():
+    error = the_error("graphtool: 1\ninputs:\n  x: {random: normal, std: .nan, shape: [3]}\n"
+                      "graph: [relu]\n")
+    assert (at(error), error.message) == ("model.yaml:3:28", "std must be a finite number, "
+                                          "got .nan")
+
+
+def test_a_clip_bound_may_still_be_infinite():
+    load_spec_text(NAN_HEAD + "  - {op: clip, x_min: 0.0, x_max: .inf}\n", file=FILE)
+
+
+# ------------------------------------------------------------------ issue 8 item 8, issue 9 item 8
+
+SET_SPEC = ("graphtool: 1\nparams: {hidden: 5}\ninputs:\n  x: {random: normal, shape: [3, 4]}\n"
+            "graph:\n  - {op: linear, out_size: $params.hidden}\n")
+
+
+def test_a_bad_set_value_is_named_in_the_message():
+    error = the_error(SET_SPEC, overrides=["params.hidden=sixteen"])
+    assert at(error) == "model.yaml:6:28"
+    assert error.message == ("attribute 'out_size' of 'linear' must be an integer, got "
+                             "'sixteen' (from --set params.hidden=sixteen)")
+
+
+def test_a_bad_param_value_names_the_param():
+    error = the_error(SET_SPEC.replace("hidden: 5", "hidden: five"))
+    assert error.message == ("attribute 'out_size' of 'linear' must be an integer, got "
+                             "'five' (from params.hidden)")
+
+
+def test_set_with_an_integer_past_the_digit_limit_is_a_located_error():
+    error = the_error(SET_SPEC, overrides=["params.hidden=" + "9" * 4301])
+    assert at(error) == "--set:1:15"
+    assert error.message == ("--set params.hidden: an integer of 4,301 digits is too long to "
+                             "be read as a number (at most 4,300 digits)")
