@@ -35,6 +35,7 @@ from graphcore.spec.model import (
     Step,
     WhileStep,
 )
+from graphcore.spec.validation import MAX_TRIPS
 from graphcore.spec.yaml_source import Loc
 from graphcore.variable import Variable
 
@@ -75,8 +76,10 @@ class SpecModel(Chain):
         super().__init__()
         self.spec = spec
         with self.init_scope():
+            made = set()  # a layer shared by several steps is made once
             for scope, step in _layer_scopes(spec):
-                if scope not in self._children:
+                if scope not in made:
+                    made.add(scope)
                     setattr(self, scope, LAYERS[step.op].make(step.attrs))
 
     def layer(self, scope: str) -> Link:
@@ -279,6 +282,10 @@ class _Run:
             raise self.failure(step.loc, f"for_each needs a value with a time axis, "
                                f"'{step.sequence}' has shape {getattr(seq, 'shape', None)}")
         length = seq.shape[0]
+        if length > MAX_TRIPS:  # a computed value: its length was not known at load
+            raise self.failure(step.loc, f"for_each over '{step.sequence}' would make "
+                               f"{length:,} trips (its axis 0), over the limit of "
+                               f"{MAX_TRIPS:,}")
         dtype = seq.dtype if seq.dtype.kind == "f" else config.dtype
         shapes = {}
         for carry in step.carry:

@@ -31,6 +31,7 @@ from graphcore.spec.model import (
 )
 from graphcore.spec.validate_inputs import InputsReader
 from graphcore.spec.validate_steps import StepsReader
+from graphcore.spec.validate_work import WorkReader
 from graphcore.spec.validation import (
     FLOAT_12,
     INVALID,
@@ -75,7 +76,7 @@ def load_spec_text(text: str, file: str = "<spec>", folder: str = ".",
 
 
 
-class _Loader(InputsReader, StepsReader):
+class _Loader(InputsReader, StepsReader, WorkReader):
     def __init__(self, root: LMap, file: str, folder: str, max_elements: int) -> None:
         self.root = root
         self.file = file
@@ -116,7 +117,9 @@ class _Loader(InputsReader, StepsReader):
         if root.get("loss") is not None:
             loss, scope = self.read_op_mapping(root["loss"], scope, "loss")
         outputs = self.read_outputs(root.get("outputs"), scope)
-        self.name_layers(graph + ([loss] if loss else []))
+        steps = graph + ([loss] if loss else [])
+        within_limits = self.check_work(steps, inputs)
+        self.name_layers(steps, check_scopes=within_limits)
         if self.errors:
             raise SpecErrors(self.errors)
         return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
@@ -279,8 +282,9 @@ class _Loader(InputsReader, StepsReader):
                 out.append(name)
         return out
 
-    def name_layers(self, steps: list[Step]) -> None:
-        """Give every unnamed layer a stable scope name: ``<op>_<k>`` in file order."""
+    def name_layers(self, steps: list[Step], check_scopes: bool = True) -> None:
+        """Give every unnamed layer a stable scope name: ``<op>_<k>`` in file order; then,
+        unless the unrolled scopes are over the limit, check them for clashes."""
         used = {s.name for s in walk_steps(steps) if isinstance(s, OpStep) and s.name}
         counters: dict[str, int] = {}
         for step in walk_steps(steps):
@@ -291,7 +295,8 @@ class _Loader(InputsReader, StepsReader):
                 step.name = f"{step.op}_{k}"
                 used.add(step.name)
                 counters[step.op] = k + 1
-        self.check_unrolled_scopes(steps)
+        if check_scopes:
+            self.check_unrolled_scopes(steps)
 
     def check_unrolled_scopes(self, steps: list[Step]) -> None:
         """An unrolled repeat names its layers ``<name>_<i>``; another layer with such a name

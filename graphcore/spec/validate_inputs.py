@@ -191,9 +191,14 @@ class InputsReader:
             return
         rest = math.prod(n for n in spec.shape if n is not None)  # no int64 overflow
         longest = max(spec.lengths or (1,)) if spec.shape[0] is None else 1
+        total = rest * sum(spec.lengths or (1,)) if spec.shape[0] is None else rest
         if rest * longest > self.max_elements:
             self.error(spec.loc, f"input '{spec.name}' would have {rest * longest:,} elements, "
                        f"over the limit of {self.max_elements:,}")
+        elif total > self.max_elements:  # every example is made before the run starts
+            self.error(spec.loc, f"input '{spec.name}' would have {total:,} elements in its "
+                       f"{len(spec.lengths):,} examples, over the limit of "
+                       f"{self.max_elements:,}")
 
 
 _INPUT_KEYS = {

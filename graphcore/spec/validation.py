@@ -20,8 +20,9 @@ NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 PARAM_REF = "$params."
 # 1e-3: YAML 1.1 text. Each part matches one way only, so a long run of digits is linear time.
 FLOAT_12 = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
-MAX_REPEAT = 100_000  # trips of one repeat
-MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
+MAX_TRIPS = 100_000  # trips of one loop: a repeat count, a while's max_iters, a for_each
+MAX_OP_RUNS = 1_000_000  # op steps one run may execute, loop trips multiplied through nesting
+MAX_UNROLLED_LAYERS = 10_000  # layer scopes after unrolling (nested unrolls multiplied)
 
 
 class Scope:

@@ -139,3 +139,115 @@ def test_set_with_an_integer_past_the_digit_limit_is_a_located_error():
     assert at(error) == "--set:1:15"
     assert error.message == ("--set params.hidden: an integer of 4,301 digits is too long to "
                              "be read as a number (at most 4,300 digits)")
+
+
+# ------------------------------------------------------------------ item 3: work through nesting
+
+LOOP_HEAD = "graphtool: 1\ninputs:\n  x: {random: normal, shape: [3, 4]}\ngraph:\n"
+NESTED_REPEATS = LOOP_HEAD + """\
+  - repeat: 100000
+    body:
+      - repeat: 100000
+        body:
+          - repeat: 100000
+            body: [relu]
+"""
+HUGE_WHILE = LOOP_HEAD + """\
+  - while: mean(_) > -10
+    max_iters: 1000000000
+    body: [relu]
+"""
+LONG_FOR_EACH = """\
+graphtool: 1
+inputs:
+  x: {random: normal, shape: [50000000]}
+graph:
+  - for_each: x
+    as: v
+    body: [relu]
+"""
+NESTED_UNROLL = LOOP_HEAD + """\
+  - repeat: 1000
+    unroll: true
+    body:
+      - repeat: 1000
+        unroll: true
+        body: [{op: linear, out_size: 4}]
+"""
+MANY_EXAMPLES = """\
+graphtool: 1
+inputs:
+  x: {random: normal, shape: [null, 2], lengths: [LENGTHS]}
+graph:
+  - repeat: 1000
+    body: [relu]
+""".replace("LENGTHS", ", ".join(["1"] * 2000))
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    (NESTED_REPEATS, "model.yaml:9:13", "this repeat would run 1,000,000,000,000,000 op steps "
+     "(trips: 100,000 x 100,000 x 100,000), over the limit of 1,000,000 per run"),
+    (HUGE_WHILE, "model.yaml:6:16", "max_iters 1,000,000,000 is over the limit of 100,000 "
+     "trips"),
+    (LONG_FOR_EACH, "model.yaml:5:5", "for_each over 'x' would make 50,000,000 trips (its "
+     "axis 0), over the limit of 100,000"),
+    (NESTED_UNROLL, "model.yaml:8:9", "unrolling this repeat would make 1,000,000 layer scopes "
+     "(trips: 1,000 x 1,000), over the limit of 10,000"),
+    (MANY_EXAMPLES, "model.yaml:5:5", "this repeat would run 2,000,000 op steps (trips: 2,000 "
+     "examples x 1,000), over the limit of 1,000,000 per run"),
+])
+def test_work_multiplied_through_nesting_is_refused_at_load(text, where, message):
+    start = time.perf_counter()
+    error = the_error(text)
+    assert (at(error), error.message) == (where, message)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_loops_side_by_side_add_up():
+    text = LOOP_HEAD + "".join("  - repeat: 100000\n    body: [relu, tanh]\n"
+                               for _ in range(6))
+    error = the_error(text)
+    assert (at(error), error.message) == ("model.yaml:4:1", "the graph would run 1,200,000 op "
+                                          "steps, over the limit of 1,000,000 per run")
+
+
+def test_work_within_the_limits_loads_and_builds_quickly():
+    """100 x 100 unrolled scopes (the limit) load and build in linear time (it was O(n^2))."""
+    from graphcore.spec import build_model
+
+    text = NESTED_UNROLL.replace("1000", "100")
+    start = time.perf_counter()
+    model = build_model(load_spec_text(text, file=FILE))
+    assert len(list(model.children())) == 10_000
+    assert time.perf_counter() - start < 3.0
+
+
+def test_for_each_over_a_long_computed_value_fails_before_running_it():
+    from graphcore.errors import SpecRuntimeError
+    from graphcore.spec import run
+
+    text = LOOP_HEAD.replace("[3, 4]", "[1]") + (
+        "  - {op: broadcast_to, shape: [200000], to: long}\n"
+        "  - for_each: long\n    as: v\n    body: [relu]\n")
+    with pytest.raises(SpecRuntimeError) as info:
+        run(load_spec_text(text, file=FILE))
+    assert (at(info.value), info.value.message) == (
+        "model.yaml:6:5", "for_each over 'long' would make 200,000 trips (its axis 0), over "
+        "the limit of 100,000")
+
+
+@pytest.mark.parametrize("text", [NESTED_REPEATS, HUGE_WHILE, LONG_FOR_EACH, NESTED_UNROLL])
+def test_unbounded_work_is_refused_under_a_memory_cap(tmp_path, text):
+    stderr = refused_capped(tmp_path, text)
+    assert "over the limit" in stderr
+
+
+# ------------------------------------------------------------------ item 4: sizes the limit missed
+
+def test_the_total_of_sequence_lengths_is_limited():
+    text = ("graphtool: 1\ninputs:\n  x: {random: normal, shape: [null, 1000000], "
+            "lengths: [40, 40]}\ngraph: [relu]\n")
+    error = the_error(text)
+    assert (at(error), error.message) == (
+        "model.yaml:3:6", "input 'x' would have 80,000,000 elements in its 2 examples, over the "
+        "limit of 50,000,000")
