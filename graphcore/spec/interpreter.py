@@ -35,8 +35,9 @@ from graphcore.spec.model import (
     Step,
     WhileStep,
 )
+from graphcore.spec.sizes import oversized
 from graphcore.spec.validation import MAX_TRIPS
-from graphcore.spec.yaml_source import Loc
+from graphcore.spec.yaml_source import Loc, error_at
 from graphcore.variable import Variable
 
 # Called as hook(predicate, loc, scope, outcome) after every live predicate evaluation.
@@ -221,9 +222,13 @@ class _Run:
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
                                f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
+        layer = self.model.layer(step.name + suffix) if step.layer else None
+        problem = oversized(step.op, layer, args, self.spec.max_elements)
+        if problem is not None:  # refused before numpy allocates it
+            raise error_at(step.loc, problem)
         try:
             if step.layer:
-                result = self.model.layer(step.name + suffix)(*args)
+                result = layer(*args)
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)

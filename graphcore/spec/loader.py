@@ -19,6 +19,7 @@ import yaml
 
 from graphcore.errors import SpecError, SpecErrors
 from graphcore.spec.model import (
+    DEFAULT_MAX_ELEMENTS,
     PREVIOUS,
     ForEachStep,
     IfStep,
@@ -55,7 +56,6 @@ from graphcore.spec.yaml_source import (
 )
 
 FORMAT_VERSION = 1
-DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
 
 
@@ -124,7 +124,8 @@ class _Loader(InputsReader, StepsReader, WorkReader):
             raise SpecErrors(self.errors)
         return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
                     graph=graph, loss=loss, outputs=outputs, file=self.file,
-                    folder=self.folder, source=root.loc.source, loc=root.loc)
+                    folder=self.folder, source=root.loc.source, loc=root.loc,
+                    max_elements=self.max_elements)
 
     # --- small readers ----------------------------------------------------------------------
     def error(self, loc: Loc, message: str, hint: str | None = None) -> None:

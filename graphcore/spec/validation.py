@@ -11,7 +11,6 @@ from graphcore.spec.model import PREVIOUS
 from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
 
 FORMAT_VERSION = 1
-DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
 STEP_KINDS = ("op", "if", "repeat", "while", "for_each")
 SOURCES = ("random", "zeros", "ones", "file", "stdin")

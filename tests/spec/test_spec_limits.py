@@ -251,3 +251,38 @@ def test_the_total_of_sequence_lengths_is_limited():
     assert (at(error), error.message) == (
         "model.yaml:3:6", "input 'x' would have 80,000,000 elements in its 2 examples, over the "
         "limit of 50,000,000")
+
+
+LAZY_LINEAR = """\
+graphtool: 1
+inputs:
+  x: {random: normal, shape: [1, 20000]}
+graph:
+  - {op: linear, out_size: 20000}
+"""
+BIG_RESULTS = """\
+graphtool: 1
+inputs:
+  a: {random: normal, shape: [20000, 1]}
+  b: {random: normal, shape: [1, 20000]}
+  c: {random: normal, shape: [40000000]}
+graph:
+  - STEP
+"""
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (LAZY_LINEAR, "linear: its weight W would have 400,000,000 elements (shape (20000, 20000)), "
+     "over the limit of 50,000,000"),
+    (BIG_RESULTS.replace("STEP", "{op: matmul, from: [a, b]}"), "matmul: the result would have "
+     "400,000,000 elements (shape (20000, 20000)), over the limit of 50,000,000"),
+    (BIG_RESULTS.replace("STEP", "{op: concat, from: [c, c, c], axis: 0}"), "concat: the result "
+     "would have 120,000,000 elements (its 3 inputs together), over the limit of 50,000,000"),
+    (BIG_RESULTS.replace("STEP", "{op: add, from: [a, b]}"), "add: the result would have "
+     "400,000,000 elements (shape (20000, 20000)), over the limit of 50,000,000"),
+])
+def test_sizes_known_only_from_the_inputs_are_refused_before_allocating(tmp_path, text,
+                                                                         message):
+    stderr = refused_capped(tmp_path, text)
+    line = text.splitlines().index(next(ln for ln in text.splitlines() if "op:" in ln)) + 1
+    assert stderr.splitlines()[0] == f"spec.yaml:{line}:5: error: {message}"
