@@ -24,9 +24,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphcore import serializers
 from graphcore.spec.interpreter import RunResult, SpecModel, build_model
 from graphcore.spec.model import Spec
+from graphcore.spec.params import load_params
 from graphcore.variable import Variable
 
 SCHEMA_VERSION = 1
@@ -143,7 +143,7 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
     model = build_model(spec, seed)
     inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     if params_file is not None:
-        serializers.load_npz(params_file, model)
+        load_params(params_file, model)
     if mode == "static":
         from graphcore.static.spec_mode import StaticSpecRunner
 

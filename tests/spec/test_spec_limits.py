@@ -5,13 +5,18 @@ show by running ``graphtool`` under a 1 GiB address-space cap (``RLIMIT_AS``).""
 
 from __future__ import annotations
 
+import io
+import math
 import os
 import resource
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from time_limits import time_limit
 
@@ -286,3 +291,119 @@ def test_sizes_known_only_from_the_inputs_are_refused_before_allocating(tmp_path
     stderr = refused_capped(tmp_path, text)
     line = text.splitlines().index(next(ln for ln in text.splitlines() if "op:" in ln)) + 1
     assert stderr.splitlines()[0] == f"spec.yaml:{line}:5: error: {message}"
+
+
+# ------------------------------------------------------------------ --params (9.4, 9.7, 8.9)
+
+SEED_STATIC = ROOT / "specs" / "seed_static.yaml"
+
+
+def _zip_bomb(path: Path, arrays: dict[str, tuple[int, ...]]) -> None:
+    """An .npz whose float32 members of ``shape`` are all zeros: a few MB on disk, inflating
+    to the full size. Deflate is flushed after each 1 MiB of zeros, so one compressed block
+    is written over and over instead of compressing gigabytes here."""
+    chunk = bytes(1 << 20)
+    local, central = bytearray(), bytearray()
+    for key, shape in arrays.items():
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": "<f4", "fortran_order": False, "shape": shape})
+        head = header.getvalue()
+        blocks, rest = divmod(4 * math.prod(shape), len(chunk))
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+        data = deflate.compress(head) + deflate.flush(zlib.Z_FULL_FLUSH)
+        block = deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH)
+        data += block * blocks + deflate.compress(bytes(rest)) + deflate.flush()
+        crc = zlib.crc32(head)
+        for _ in range(blocks):
+            crc = zlib.crc32(chunk, crc)
+        crc = zlib.crc32(bytes(rest), crc)
+        name = f"{key}.npy".encode()
+        size = len(head) + blocks * len(chunk) + rest
+        fields = (20, 0, 8, 0, 0x21, crc, len(data), size, len(name), 0)
+        offset = len(local)
+        local += struct.pack("<4s5H3L2H", b"PK\x03\x04", *fields) + name + data
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, *fields, 0, 0, 0, 0,
+                               offset) + name
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(arrays), len(arrays), len(central),
+                      len(local), 0)
+    path.write_bytes(bytes(local + central + end))
+
+
+def test_the_zip_bomb_helper_makes_a_real_npz(tmp_path):
+    _zip_bomb(tmp_path / "small.npz", {"a": (2, 2**18)})
+    with np.load(tmp_path / "small.npz") as npz:
+        assert npz["a"].shape == (2, 2**18) and not npz["a"].any()
+
+
+def test_a_zip_bomb_params_file_is_refused_from_its_headers(tmp_path):
+    bomb = tmp_path / "bomb.npz"
+    # 1.2 GB of zeros in about 1.3 MB: over the memory cap if it were ever inflated
+    _zip_bomb(bomb, {"l1/W": (5, 60 * 2**20), "l1/b": (5, 1), "l2/W": (2, 5), "l2/b": (2, 1)})
+    assert bomb.stat().st_size < 2_000_000
+    done = graphtool_capped(tmp_path, "run", str(SEED_STATIC), "--params", str(bomb), "-q")
+    assert done.returncode == 65, done.stderr
+    assert done.stderr == (
+        f"error: --params {bomb} does not fit spec 'seed_static': l1/W holds 314,572,800 "
+        "elements, over the limit of 50,000,000; l1/b has shape (5, 1) in the file, but the "
+        "spec declares (5,); l2/b has shape (2, 1) in the file, but the spec declares (2,)\n")
+
+
+def _params(path: Path, **arrays) -> Path:
+    np.savez(path, **{k.replace("_", "/"): np.asarray(v, np.float32) for k, v in arrays.items()})
+    return path
+
+
+def test_params_must_fit_the_shapes_the_spec_declares(tmp_path):
+    """Regression: a lazily sized W took any shape from the file (out_size 2 gave (3, 5))."""
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    bad = _params(tmp_path / "bad.npz", l1_W=np.zeros((3, 4)), l1_b=np.zeros(3),
+                  l2_W=np.zeros((2, 5)), l2_b=np.zeros(2))
+    result = CliRunner().invoke(app, ["run", str(SEED_STATIC), "--params", str(bad), "-q",
+                                      "--out-dir", str(tmp_path)])
+    assert result.exit_code == 65
+    assert result.stderr == (
+        f"error: --params {bad} does not fit spec 'seed_static': l1/W has shape (3, 4) in the "
+        "file, but the spec declares (5, any); l1/b has shape (3,) in the file, but the spec "
+        "declares (5,)\n")
+
+
+@pytest.mark.parametrize(("arrays", "words"), [
+    ({"l1_W": np.zeros((5, 4)), "l1_b": np.zeros(5)},
+     "it lacks l2/W, l2/b, which the spec's model has"),
+    ({"l1_W": np.zeros((5, 4)), "l1_b": np.zeros(5), "l2_W": np.zeros((2, 5)),
+      "l2_b": np.zeros(2), "l3_W": np.zeros(1)}, "it has l3/W, which the spec's model does not"),
+])
+def test_missing_and_extra_params_are_named_in_cli_terms(tmp_path, arrays, words):
+    from graphcore.errors import SerializationError
+    from graphcore.spec import build_model, load_spec_file
+    from graphcore.spec.params import load_params
+
+    spec = load_spec_file(SEED_STATIC)
+    with pytest.raises(SerializationError) as info:
+        load_params(_params(tmp_path / "p.npz", **arrays), build_model(spec))
+    assert str(info.value).endswith(words)
+    assert "strict" not in str(info.value)
+
+
+def test_a_fitting_params_file_loads(tmp_path):
+    from graphcore.spec import build_model, load_spec_file
+    from graphcore.spec.params import load_params
+
+    model = build_model(load_spec_file(SEED_STATIC))
+    load_params(_params(tmp_path / "p.npz", l1_W=np.ones((5, 4)), l1_b=np.zeros(5),
+                        l2_W=np.zeros((2, 5)), l2_b=np.zeros(2)), model)
+    assert model.l1.W.array.shape == (5, 4) and model.l1.W.array.sum() == 20
+
+
+@pytest.mark.parametrize("content", [b"graphtool: 1\nname: x\n", b"\x93NUMPY\x01\x00"])
+def test_a_params_file_that_is_not_npz_says_so(tmp_path, content):
+    path = tmp_path / "params.yaml"
+    path.write_bytes(content)
+    done = graphtool_capped(tmp_path, "run", str(SEED_STATIC), "--params", str(path), "-q")
+    assert done.returncode == 65
+    assert done.stderr == (f"error: --params {path} is not an .npz file (a zip archive of .npy "
+                           "arrays)\n")
