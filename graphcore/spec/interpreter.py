@@ -22,6 +22,7 @@ from graphcore import errors
 from graphcore import functions as F
 from graphcore.config import config
 from graphcore.links.link import Chain, Link
+from graphcore.plugins import PluginError
 from graphcore.registry import get_op
 from graphcore.spec import predicate as pred
 from graphcore.spec.layers import LAYERS
@@ -233,7 +234,7 @@ class _Run:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
         except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
-                MemoryError) as e:
+                MemoryError, PluginError) as e:
             raise self.failure(step.loc, f"{step.op}: {e}") from e
         self.env[PREVIOUS] = result
         if step.to:

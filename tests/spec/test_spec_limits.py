@@ -407,3 +407,72 @@ def test_a_params_file_that_is_not_npz_says_so(tmp_path, content):
     assert done.returncode == 65
     assert done.stderr == (f"error: --params {path} is not an .npz file (a zip archive of .npy "
                            "arrays)\n")
+
+
+# ------------------------------------------------------------------ 9.8: options and plugins
+
+PLUGIN_SPEC = """graphtool: 1
+inputs:
+  x: {random: normal, shape: [2, 3]}
+graph:
+  - {op: linear, out_size: 2}
+  - OP
+loss: {op: sum}
+"""
+PLUGIN = '''
+import graphcore
+
+
+@graphcore.register_op
+class Broken(graphcore.FunctionNode):
+    name = "OP"
+    arity = 1
+
+    def forward(self, inputs):
+        BODY
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs
+'''
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("return inputs[0] * 2", "forward must return a tuple of numpy arrays, got one array of "
+     "shape (2, 2) (return it as a 1-tuple: `return y,`)"),
+    ("return inputs[0].tolist()", "forward must return a tuple of numpy arrays, got a list of "
+     "list"),
+    ("raise SystemExit(3)", "forward called exit (3)"),
+])
+def test_a_broken_plugin_op_is_a_located_runtime_failure(tmp_path, body, message):
+    op = f"broken_{abs(hash(body)) % 10**8}"
+    (tmp_path / "ops.py").write_text(PLUGIN.replace("OP", op).replace("BODY", body))
+    (tmp_path / "spec.yaml").write_text(PLUGIN_SPEC.replace("OP", op))
+    done = graphtool_capped(tmp_path, "run", "spec.yaml", "--plugin", "ops.py", "-q")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[0] == f"spec.yaml:6:5: error: {op}: plugin ops.py: {message}"
+
+
+def test_a_plugin_calling_exit_while_loading_is_a_failure_not_an_internal_error(tmp_path):
+    (tmp_path / "ops.py").write_text("import sys\nsys.exit('bye')\n")
+    done = graphtool_capped(tmp_path, "run", str(SEED_STATIC), "--plugin", "ops.py", "-q")
+    assert (done.returncode, done.stderr) == (
+        1, "error: ops.py: the plugin called exit ('bye') while loading\n")
+
+
+@pytest.mark.parametrize("command", ["run", "check", "viz", "train", "bench"])
+def test_a_negative_seed_is_a_usage_error(command):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    result = CliRunner().invoke(app, [command, str(SEED_STATIC), "--seed", "-1"])
+    assert result.exit_code == 2
+    assert "--seed" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_set_with_an_over_long_integer_exits_65(tmp_path):
+    done = graphtool_capped(tmp_path, "run", str(SEED_STATIC), "--set",
+                            "params.hidden=" + "9" * 4301, "-q")
+    assert done.returncode == 65
+    assert done.stderr.startswith("--set:1:15: error: --set params.hidden: an integer of 4,301 "
+                                  "digits is too long to be read as a number")
