@@ -476,3 +476,32 @@ def test_set_with_an_over_long_integer_exits_65(tmp_path):
     assert done.returncode == 65
     assert done.stderr.startswith("--set:1:15: error: --set params.hidden: an integer of 4,301 "
                                   "digits is too long to be read as a number")
+
+
+# ------------------------------------------------------------------ 8.13: the mis-indented line
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    ("graphtool: 1\ninputs:\n   x: {random: normal, shape: [3, 4]}\n"
+     "  t: {random: randint, high: 2, shape: [3]}\n  u: {zeros: [3]}\ngraph:\n  - relu\n",
+     "model.yaml:3:4", "invalid YAML: line 3 is indented 3 spaces, but line 4 of the same "
+     "block 2"),
+    ("graphtool: 1\ninputs:\n  x: {random: normal, shape: [3, 4]}\ngraph:\n   - relu\n"
+     "  - tanh\n", "model.yaml:5:4", "invalid YAML: line 5 is indented 3 spaces, but line 6 of "
+     "the same block 2"),
+])
+def test_an_indentation_error_points_at_the_odd_line(text, where, message):
+    error = the_error(text)
+    assert (at(error), error.message) == (where, message)
+    assert error.hint.startswith("indent it 2 spaces, like line")
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    # the odd line comes second: PyYAML's line is the right one, and stays
+    ("graphtool: 1\ninputs:\n  x: {random: normal, shape: [3, 4]}\n   t: {zeros: [3]}\n"
+     "graph: [relu]\n", "model.yaml:4:4"),
+    # a nested block at the usual step, then an odd line: the odd line is the problem line
+    ("graphtool: 1\ninputs:\n  x:\n    random: normal\n    shape: [3, 4]\n   t:\n"
+     "    zeros: [3]\ngraph: [relu]\n", "model.yaml:6:4"),
+])
+def test_an_indentation_error_on_the_problem_line_stays_there(text, where):
+    assert at(the_error(text)) == where
