@@ -289,9 +289,8 @@ class _Run:
                                f"'{step.sequence}' has shape {getattr(seq, 'shape', None)}")
         length = seq.shape[0]
         if length > MAX_TRIPS:  # a computed value: its length was not known at load
-            raise self.failure(step.loc, f"for_each over '{step.sequence}' would make "
-                               f"{length:,} trips (its axis 0), over the limit of "
-                               f"{MAX_TRIPS:,}")
+            raise error_at(step.loc, f"for_each over '{step.sequence}' would make {length:,} "
+                           f"trips (its axis 0), over the limit of {MAX_TRIPS:,}")
         dtype = seq.dtype if seq.dtype.kind == "f" else config.dtype
         shapes = {}
         for carry in step.carry:
