@@ -17,6 +17,7 @@ from cli import stdout
 from cli.commands import bench, check, ops, train, viz
 from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
+from graphcore.errors import clip_message
 
 app = typer.Typer(
     name="graphtool",
@@ -58,6 +59,7 @@ def run(args: list[str] | None = None) -> int:
     try:
         code = app(args=args, prog_name="graphtool", standalone_mode=False)
     except ClickException as e:
+        e.message = clip_message(e.message)  # an option value may be megabytes long
         if sys.stderr.isatty():
             rich_utils.rich_format_error(e)
         else:

@@ -62,14 +62,26 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
 
     A lazy parameter that is not initialized yet takes the file's shape.  Shape or dtype
     mismatches always raise ``SerializationError``; with ``strict`` so do keys the model has
-    but the file lacks, and keys under ``path`` the file has but the model lacks.
+    but the file lacks, and keys under ``path`` the file has but the model lacks.  Every
+    array's shape is read from its header before any data is decompressed, so an array that
+    does not fit an initialized parameter is refused without inflating it.
     """
+    headers = npz_headers(file)
+    if isinstance(obj, Link):
+        for name, param in obj.namedparams():
+            key = path + name[1:]
+            if param.array is not None and key in headers:
+                shape, dtype = headers[key]
+                if shape != param.array.shape or dtype != param.array.dtype:
+                    raise SerializationError(
+                        f"{key}: the model expects shape {param.array.shape}, dtype "
+                        f"{param.array.dtype} but the file holds shape {shape}, dtype {dtype}")
+    if not isinstance(file, str | os.PathLike):
+        file.seek(0)
     try:
         npz = np.load(file, allow_pickle=False)
     except (ValueError, EOFError, zipfile.BadZipFile) as e:  # OSError (no such file) propagates
         raise SerializationError(f"cannot read {file!r} as an .npz file: {e}") from e
-    if not hasattr(npz, "files"):
-        raise SerializationError(f"{file!r} holds a single array, not an .npz archive")
     with npz:
         loader = _Loader(npz, path, strict)
         if isinstance(obj, Optimizer):
@@ -80,6 +92,48 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
             raise TypeError(f"load_npz loads into a Link or an Optimizer, got "
                             f"{type(obj).__name__}")
         loader.finish()
+
+
+def npz_headers(file: PathOrFile) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``{key: (shape, dtype)}`` of every array in the .npz ``file``, read from each member's
+    .npy header alone: no array data is decompressed, so a small file that would inflate to
+    gigabytes (a zip bomb) costs nothing to inspect.
+
+    Raises ``SerializationError`` when ``file`` is not an .npz archive of numeric arrays
+    (``OSError`` for a path that cannot be opened propagates).
+    """
+    name = os.fspath(file) if isinstance(file, str | os.PathLike) else "the file"
+    try:
+        archive = zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, EOFError, ValueError) as e:
+        raise SerializationError(f"{name} is not an .npz file (a zip archive of .npy "
+                                 "arrays)") from e
+    headers = {}
+    with archive:
+        for info in archive.infolist():
+            if info.filename.endswith("/"):
+                continue
+            key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            try:
+                with archive.open(info) as member:
+                    shape, dtype = _npy_header(member)
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError) as e:
+                raise SerializationError(f"{name}: '{key}' is not a readable .npy array "
+                                         f"({e})") from e
+            if dtype.hasobject:
+                raise SerializationError(f"{name}: '{key}' holds Python objects (a pickled "
+                                         "array), which are never loaded")
+            headers[key] = (shape, dtype)
+    return headers
+
+
+def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    else:  # 2.0 and 3.0 share the header layout; 3.0 only allows UTF-8 field names
+        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    return tuple(shape), dtype
 
 
 # --- saving -----------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ def bench(
     plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
-    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: each spec's)."),
+    seed: int | None = typer.Option(None, "--seed", min=0,
+                                    help="RNG seed (default: each spec's)."),
     out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:

@@ -48,7 +48,7 @@ def train(
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "
                               "step replays one compiled plan)."),
     passes: str | None = passes_option(),
-    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     plugins: list[Path] = plugin_option(),

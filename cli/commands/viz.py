@@ -36,7 +36,7 @@ class Rankdir(StrEnum):
 @command
 def viz(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
-    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     plugins: list[Path] = plugin_option(),

@@ -185,7 +185,8 @@ class Chain(Link):
 
     def __init__(self, **links: Link) -> None:
         super().__init__()
-        object.__setattr__(self, "_children", [])
+        # child names in order; a dict so that adding the n-th child is O(1), not O(n)
+        object.__setattr__(self, "_children", {})
         with self.init_scope():
             for name, link in links.items():
                 setattr(self, name, link)
@@ -193,13 +194,12 @@ class Chain(Link):
     def __setattr__(self, name: str, value: object) -> None:
         if self._within_init_scope and isinstance(value, Link):
             value.name = name
-            if name not in self._children:
-                self._children.append(name)
+            self._children.setdefault(name, None)
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in getattr(self, "_children", ()):
-            self._children.remove(name)
+            del self._children[name]
         super().__delattr__(name)
 
     def children(self) -> Iterator[Link]:

@@ -167,6 +167,10 @@ def _generate(spec: InputSpec, dtype: np.dtype, seed: int, max_elements: int) ->
         each = " per example" if spec.lengths is not None else ""
         raise error_at(spec.loc, f"input '{spec.name}' would have {largest:,} elements{each}, "
                        f"over the limit of {max_elements:,}")
+    total = sum(math.prod(shape) for shape in shapes)
+    if total > max_elements:  # every example is made before the run starts
+        raise error_at(spec.loc, f"input '{spec.name}' would have {total:,} elements in its "
+                       f"{len(shapes):,} examples, over the limit of {max_elements:,}")
     if spec.source == "random":
         draw = _random_draw(spec, dtype)
         rng = input_rng(seed, spec.name)

@@ -22,6 +22,7 @@ from graphcore import errors
 from graphcore import functions as F
 from graphcore.config import config
 from graphcore.links.link import Chain, Link
+from graphcore.plugins import PluginError
 from graphcore.registry import get_op
 from graphcore.spec import predicate as pred
 from graphcore.spec.layers import LAYERS
@@ -35,7 +36,9 @@ from graphcore.spec.model import (
     Step,
     WhileStep,
 )
-from graphcore.spec.yaml_source import Loc
+from graphcore.spec.sizes import oversized
+from graphcore.spec.validation import MAX_TRIPS
+from graphcore.spec.yaml_source import Loc, error_at
 from graphcore.variable import Variable
 
 # Called as hook(predicate, loc, scope, outcome) after every live predicate evaluation.
@@ -75,8 +78,10 @@ class SpecModel(Chain):
         super().__init__()
         self.spec = spec
         with self.init_scope():
+            made = set()  # a layer shared by several steps is made once
             for scope, step in _layer_scopes(spec):
-                if scope not in self._children:
+                if scope not in made:
+                    made.add(scope)
                     setattr(self, scope, LAYERS[step.op].make(step.attrs))
 
     def layer(self, scope: str) -> Link:
@@ -221,14 +226,18 @@ class _Run:
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
                                f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
+        layer = self.model.layer(step.name + suffix) if step.layer else None
+        problem = oversized(step.op, layer, args, self.spec.max_elements)
+        if problem is not None:  # refused before numpy allocates it
+            raise error_at(step.loc, problem)
         try:
             if step.layer:
-                result = self.model.layer(step.name + suffix)(*args)
+                result = layer(*args)
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
         except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
-                MemoryError) as e:
+                MemoryError, PluginError) as e:
             raise self.failure(step.loc, f"{step.op}: {e}") from e
         self.env[PREVIOUS] = result
         if step.to:
@@ -293,6 +302,9 @@ class _Run:
             raise self.failure(step.loc, f"for_each needs a value with a time axis, "
                                f"'{step.sequence}' has shape {getattr(seq, 'shape', None)}")
         length = seq.shape[0]
+        if length > MAX_TRIPS:  # a computed value: its length was not known at load
+            raise error_at(step.loc, f"for_each over '{step.sequence}' would make {length:,} "
+                           f"trips (its axis 0), over the limit of {MAX_TRIPS:,}")
         dtype = seq.dtype if seq.dtype.kind == "f" else config.dtype
         shapes = {}
         for carry in step.carry:

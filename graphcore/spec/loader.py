@@ -19,6 +19,7 @@ import yaml
 
 from graphcore.errors import SpecError, SpecErrors
 from graphcore.spec.model import (
+    DEFAULT_MAX_ELEMENTS,
     PREVIOUS,
     ForEachStep,
     IfStep,
@@ -31,6 +32,7 @@ from graphcore.spec.model import (
 )
 from graphcore.spec.validate_inputs import InputsReader
 from graphcore.spec.validate_steps import StepsReader
+from graphcore.spec.validate_work import WorkReader
 from graphcore.spec.validation import (
     FLOAT_12,
     INVALID,
@@ -42,6 +44,7 @@ from graphcore.spec.validation import (
     show,
     trap,
 )
+from graphcore.spec.yaml_scalars import MAX_INTEGER_DIGITS
 from graphcore.spec.yaml_source import (
     LMap,
     Loc,
@@ -53,7 +56,6 @@ from graphcore.spec.yaml_source import (
 )
 
 FORMAT_VERSION = 1
-DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
 SPEC_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # it names the outputs/<name>/ folder: never `..`
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
 
@@ -75,7 +77,7 @@ def load_spec_text(text: str, file: str = "<spec>", folder: str = ".",
 
 
 
-class _Loader(InputsReader, StepsReader):
+class _Loader(InputsReader, StepsReader, WorkReader):
     def __init__(self, root: LMap, file: str, folder: str, max_elements: int) -> None:
         self.root = root
         self.file = file
@@ -86,6 +88,7 @@ class _Loader(InputsReader, StepsReader):
         self.kind = "dynamic"
         self.layer_steps: dict[str, OpStep] = {}
         self.input_locs: dict[str, Loc] = {}
+        self.set_by: dict[str, str] = {}  # param name -> the --set text that gave its value
 
     # --- entry ------------------------------------------------------------------------------
     def load(self, overrides: Sequence[str], default_name: str) -> Spec:
@@ -115,12 +118,15 @@ class _Loader(InputsReader, StepsReader):
         if root.get("loss") is not None:
             loss, scope = self.read_op_mapping(root["loss"], scope, "loss")
         outputs = self.read_outputs(root.get("outputs"), scope)
-        self.name_layers(graph + ([loss] if loss else []))
+        steps = graph + ([loss] if loss else [])
+        within_limits = self.check_work(steps, inputs)
+        self.name_layers(steps, check_scopes=within_limits)
         if self.errors:
             raise SpecErrors(self.errors)
         return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
                     graph=graph, loss=loss, outputs=outputs, file=self.file,
-                    folder=self.folder, source=root.loc.source, loc=root.loc)
+                    folder=self.folder, source=root.loc.source, loc=root.loc,
+                    max_elements=self.max_elements)
 
     # --- small readers ----------------------------------------------------------------------
     def error(self, loc: Loc, message: str, hint: str | None = None) -> None:
@@ -144,6 +150,18 @@ class _Loader(InputsReader, StepsReader):
             return {k: self.value(node[k]) for k in node}
         return node
 
+    def show(self, node: Any) -> str:
+        """``node`` as an error message shows it: a ``$params.NAME`` reference shows the value
+        it stands for and where that came from (the spec's params, or a ``--set``)."""
+        if (isinstance(node, LScalar) and node.style == "plain" and isinstance(node.value, str)
+                and node.value.startswith(PARAM_REF)):
+            key = node.value[len(PARAM_REF):]
+            if key in self.params:
+                origin = (f"from --set {self.set_by[key]}" if key in self.set_by
+                          else f"from params.{key}")
+                return f"{self.params[key]!r} ({origin})"
+        return show(node)
+
     def unambiguous(self, node: LScalar) -> Any:
         """The scalar's value, unless it is a number YAML versions read differently (``010`` is
         8 in YAML 1.1 and 10 in 1.2; ``1:30`` is 90; ``1_000``): that is an error with a hint."""
@@ -160,7 +178,7 @@ class _Loader(InputsReader, StepsReader):
         elif (not isinstance(node, LScalar) or type(node.value) is not int  # not true, 1.0
               or node.value != FORMAT_VERSION):
             self.error(node.loc, f"unsupported spec format version "
-                       f"{show(node)}; this graphtool reads version {FORMAT_VERSION}")
+                       f"{self.show(node)}; this graphtool reads version {FORMAT_VERSION}")
 
     def read_name(self, default: str) -> str:
         node = self.root.get("name")
@@ -179,7 +197,7 @@ class _Loader(InputsReader, StepsReader):
         value = self.value(node)
         if value not in choices:
             self.error(node.loc, f"{what} must be one of {', '.join(choices)}, got "
-                       f"{show(node)}", did_you_mean(str(value), choices))
+                       f"{self.show(node)}", did_you_mean(str(value), choices))
             return default
         return value
 
@@ -190,7 +208,7 @@ class _Loader(InputsReader, StepsReader):
         if value is INVALID:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(node.loc, f"{what} must be an integer, got {show(node)}", trap(node))
+            self.error(node.loc, f"{what} must be an integer, got {self.show(node)}", trap(node))
             return default
         if low is not None and value < low:
             self.error(node.loc, f"{what} must be at least {low}, got {value}")
@@ -233,6 +251,13 @@ class _Loader(InputsReader, StepsReader):
                 value = yaml.safe_load(raw) if raw.strip() else ""
             except yaml.YAMLError:
                 value = raw
+            except ValueError:  # an integer past Python's digit limit (4,300 digits)
+                digits = sum(c.isdigit() for c in raw)
+                self.errors.append(SpecError(
+                    f"--set {key}: an integer of {digits:,} digits is too long to be read as a "
+                    f"number (at most {MAX_INTEGER_DIGITS:,} digits)", "--set", i + 1,
+                    len(key) + 2))
+                continue
             if isinstance(value, str) and FLOAT_12.match(raw.strip()):
                 value = float(raw)  # `--set params.lr=1e-3` means the number, as people expect
             if isinstance(value, dict):
@@ -240,6 +265,7 @@ class _Loader(InputsReader, StepsReader):
                                              "list", "--set", i + 1, len(key) + 2))
                 continue
             self.params[name] = value
+            self.set_by[name] = text
 
 
     # --- outputs and names ------------------------------------------------------------------
@@ -252,14 +278,15 @@ class _Loader(InputsReader, StepsReader):
         out = []
         for item, name in zip(items, names, strict=False):
             if not isinstance(name, str) or name not in scope.names:
-                self.error(item.loc, f"outputs: no value named {show(item)} at the end of the "
+                self.error(item.loc, f"outputs: no value named {self.show(item)} at the end of the "
                            "graph", scope.missing_hint(str(name)))
             else:
                 out.append(name)
         return out
 
-    def name_layers(self, steps: list[Step]) -> None:
-        """Give every unnamed layer a stable scope name: ``<op>_<k>`` in file order."""
+    def name_layers(self, steps: list[Step], check_scopes: bool = True) -> None:
+        """Give every unnamed layer a stable scope name: ``<op>_<k>`` in file order; then,
+        unless the unrolled scopes are over the limit, check them for clashes."""
         used = {s.name for s in walk_steps(steps) if isinstance(s, OpStep) and s.name}
         counters: dict[str, int] = {}
         for step in walk_steps(steps):
@@ -270,7 +297,8 @@ class _Loader(InputsReader, StepsReader):
                 step.name = f"{step.op}_{k}"
                 used.add(step.name)
                 counters[step.op] = k + 1
-        self.check_unrolled_scopes(steps)
+        if check_scopes:
+            self.check_unrolled_scopes(steps)
 
     def check_unrolled_scopes(self, steps: list[Step]) -> None:
         """An unrolled repeat names its layers ``<name>_<i>``; another layer with such a name

@@ -13,6 +13,7 @@ from graphcore.spec.predicate import Predicate
 from graphcore.spec.yaml_source import Loc, SourceText
 
 PREVIOUS = "_"  # the name of "the value the previous step produced"
+DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
 
 
 @dataclass
@@ -140,6 +141,7 @@ class Spec:
     folder: str  # relative ``file:`` paths are resolved against it
     source: SourceText | None = None
     loc: Loc | None = None
+    max_elements: int = DEFAULT_MAX_ELEMENTS  # the size limit it was loaded with
 
 
 def walk_steps(steps: list[Step]):

@@ -29,10 +29,11 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphcore import errors, serializers
+from graphcore import errors
 from graphcore.config import using_config
 from graphcore.spec.interpreter import RunResult, SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
+from graphcore.spec.params import load_params
 from graphcore.variable import Variable
 
 SCHEMA_VERSION = 1
@@ -100,7 +101,7 @@ class RunReport:
                 return f"input '{name}' holds NaN or Inf"
         model = build_model(self.spec, self.seed)
         if self.params_file is not None:
-            serializers.load_npz(self.params_file, model)
+            load_params(self.params_file, model)
         try:
             with using_config("debug", True), np.errstate(all="ignore"):
                 run_spec(self.spec, model, self.inputs or {}, seed=self.seed)
@@ -182,7 +183,7 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
     model = build_model(spec, seed)
     inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     if params_file is not None:
-        serializers.load_npz(params_file, model)
+        load_params(params_file, model)
     if mode == "static":
         from graphcore.static.spec_mode import StaticSpecRunner
 

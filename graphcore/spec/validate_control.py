@@ -12,18 +12,14 @@ from graphcore.spec.model import (
     CarrySpec,
     ForEachStep,
     IfStep,
-    OpStep,
     RepeatStep,
     Step,
     WhileStep,
-    walk_steps,
 )
 from graphcore.spec.validation import (
-    MAX_REPEAT,
-    MAX_UNROLLED_LAYERS,
+    MAX_TRIPS,
     Scope,
     did_you_mean,
-    show,
     source_line,
 )
 from graphcore.spec.yaml_source import LMap, Loc, LScalar
@@ -109,16 +105,13 @@ class ControlFlowReader:
     def read_repeat(self, node: LMap, scope: Scope):
         self.check_keys(node, "repeat", ("repeat", "body", "unroll"))
         count = self.read_int(node["repeat"], "repeat", 1, low=0)
-        if count > MAX_REPEAT:
+        if count > MAX_TRIPS:
             self.error(node["repeat"].loc, f"repeat {count:,} is over the limit of "
-                       f"{MAX_REPEAT:,} trips")
+                       f"{MAX_TRIPS:,} trips")
             count = 1
         unroll = self.read_bool(node.get("unroll"), "unroll")
         body, after = self.read_body(node, scope, "repeat")
-        layers = sum(1 for s in walk_steps(body) if isinstance(s, OpStep) and s.layer)
-        if unroll and layers and count * layers > MAX_UNROLLED_LAYERS:
-            self.error(node.loc, f"unrolling {count:,} repeats of {layers} layers would make "
-                       f"{count * layers:,} layers, over the limit of {MAX_UNROLLED_LAYERS:,}")
+        # the layer scopes it unrolls, and the work of nested loops: validate_work
         if count == 0:  # the body never runs: nothing it binds is visible
             after = Scope(scope.names, scope.loops)
         return RepeatStep(count, node.loc, body, unroll), after
@@ -131,6 +124,10 @@ class ControlFlowReader:
         if "max_iters" not in node:
             self.error(node.loc, "while needs 'max_iters' (an upper bound on the trip count)")
         max_iters = self.read_int(node.get("max_iters"), "max_iters", 1, low=1)
+        if max_iters > MAX_TRIPS:
+            self.error(node["max_iters"].loc, f"max_iters {max_iters:,} is over the limit of "
+                       f"{MAX_TRIPS:,} trips")
+            max_iters = 1
         on_limit = self.read_choice(node.get("on_limit"), "on_limit", ("stop", "error"), "stop")
         body, _ = self.read_body(node, scope, "while")
         after = Scope(scope.names, scope.loops)  # the body may run zero times
@@ -144,7 +141,7 @@ class ControlFlowReader:
         seq = self.value(node["for_each"])
         if not isinstance(seq, str) or seq not in scope.names:
             self.error(node["for_each"].loc, f"for_each needs the name of a value to iterate "
-                       f"over, got {show(node['for_each'])}",
+                       f"over, got {self.show(node['for_each'])}",
                        did_you_mean(str(seq), [n for n in scope.names if n != PREVIOUS]))
             seq = PREVIOUS
         item = self.value(node["as"]) if "as" in node else None
@@ -163,7 +160,7 @@ class ControlFlowReader:
         if collect is not None and (not isinstance(collect, str)
                                     or collect not in body_scope.names):
             self.error(node["collect"].loc, f"collect names a value bound in the body, got "
-                       f"{show(node['collect'])}")
+                       f"{self.show(node['collect'])}")
         to = self.value(node["to"]) if "to" in node else None
         after = scope.copy()
         for c in carries:

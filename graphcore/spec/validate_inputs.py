@@ -11,7 +11,6 @@ from graphcore.spec.validation import (
     SOURCES,
     did_you_mean,
     items_of,
-    show,
     trap,
 )
 from graphcore.spec.yaml_source import LMap, Loc
@@ -90,8 +89,11 @@ class InputsReader:
             if key in node:
                 value = self.value(node[key])
                 if isinstance(value, bool) or not isinstance(value, int | float):
-                    self.error(node[key].loc, f"{key} must be a number, got {show(node[key])}",
+                    self.error(node[key].loc, f"{key} must be a number, got {self.show(node[key])}",
                                trap(node[key]))
+                elif not math.isfinite(value):  # NaN would pass every range check below
+                    self.error(node[key].loc, f"{key} must be a finite number, got "
+                               f"{self.show(node[key])}")
                 else:
                     numbers[key] = value
         dist = spec.distribution
@@ -148,7 +150,7 @@ class InputsReader:
         if isinstance(value, int) and not isinstance(value, bool):
             value = [value]
         if not isinstance(value, list):
-            self.error(node.loc, f"{what}: shape must be a list of sizes, got {show(node)}")
+            self.error(node.loc, f"{what}: shape must be a list of sizes, got {self.show(node)}")
             return None
         shape: list[int | None] = []
         items = items_of(node, value)
@@ -157,7 +159,7 @@ class InputsReader:
                 shape.append(None)
             elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 self.error(item.loc, f"{what}: sizes must be positive integers, got "
-                           f"{show(item)}", trap(item))
+                           f"{self.show(item)}", trap(item))
                 return None
             else:
                 shape.append(size)
@@ -167,7 +169,8 @@ class InputsReader:
         value = self.value(node)
         allowed = ("float16", "float32", "float64", "int32", "int64", "bool")
         if value not in allowed:
-            self.error(node.loc, f"dtype must be one of {', '.join(allowed)}, got {show(node)}",
+            self.error(node.loc, f"dtype must be one of {', '.join(allowed)}, got "
+                       f"{self.show(node)}",
                        did_you_mean(str(value), allowed))
             return "float32"
         return value
@@ -188,9 +191,14 @@ class InputsReader:
             return
         rest = math.prod(n for n in spec.shape if n is not None)  # no int64 overflow
         longest = max(spec.lengths or (1,)) if spec.shape[0] is None else 1
+        total = rest * sum(spec.lengths or (1,)) if spec.shape[0] is None else rest
         if rest * longest > self.max_elements:
             self.error(spec.loc, f"input '{spec.name}' would have {rest * longest:,} elements, "
                        f"over the limit of {self.max_elements:,}")
+        elif total > self.max_elements:  # every example is made before the run starts
+            self.error(spec.loc, f"input '{spec.name}' would have {total:,} elements in its "
+                       f"{len(spec.lengths):,} examples, over the limit of "
+                       f"{self.max_elements:,}")
 
 
 _INPUT_KEYS = {

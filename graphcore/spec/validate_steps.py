@@ -27,7 +27,6 @@ from graphcore.spec.validation import (
     did_you_mean,
     items_of,
     model_attribute,
-    show,
     trap,
 )
 from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
@@ -92,7 +91,7 @@ class StepsReader(ControlFlowReader):
             return None, scope
         op = self.value(node["op"])
         if not isinstance(op, str):
-            self.error(node["op"].loc, f"op must be an op name, got {show(node['op'])}")
+            self.error(node["op"].loc, f"op must be an op name, got {self.show(node['op'])}")
             return None, scope
         return self.read_op(op, node["op"].loc, node, scope)
 
@@ -185,12 +184,21 @@ class StepsReader(ControlFlowReader):
             ok = list in types or tuple in types
         if not ok:
             self.error(node.loc, f"attribute '{key}' of '{op}' must be "
-                       f"{describe_types(types)}, got {show(node)}", trap(node))
+                       f"{describe_types(types)}, got {self.show(node)}", trap(node))
             return INVALID
         if attr.choices is not None and value not in attr.choices:
             self.error(node.loc, f"attribute '{key}' of '{op}' must be one of "
-                       f"{', '.join(map(str, attr.choices))}, got {show(node)}",
+                       f"{', '.join(map(str, attr.choices))}, got {self.show(node)}",
                        did_you_mean(str(value), map(str, attr.choices)))
+            return INVALID
+        if isinstance(value, float) and not math.isfinite(value) and (
+                math.isnan(value) or attr.low is not None or attr.high is not None):
+            # NaN passes every comparison below, so it is refused by name; so is an infinity
+            # where the attribute has a range (a finite quantity such as a ratio or an epsilon)
+            ranged = attr.low is not None or attr.high is not None
+            self.error(node.loc, f"attribute '{key}' of '{op}' must be a "
+                       f"{'finite number' + _range_words(attr) if ranged else 'number, not NaN'}"
+                       f", got {self.show(node)}")
             return INVALID
         if isinstance(value, int | float) and not isinstance(value, bool):
             if attr.low is not None and value < attr.low:
@@ -212,7 +220,7 @@ class StepsReader(ControlFlowReader):
         out, parts = [], []
         for item, name in zip(items, names, strict=False):
             if not isinstance(name, str):
-                self.error(item.loc, f"from names values, got {show(item)}")
+                self.error(item.loc, f"from names values, got {self.show(item)}")
                 continue
             part = None
             indexed = PART_PATTERN.match(name)
@@ -268,7 +276,7 @@ class StepsReader(ControlFlowReader):
             return False
         value = self.value(node)
         if not isinstance(value, bool):
-            self.error(node.loc, f"{what} must be true or false, got {show(node)}")
+            self.error(node.loc, f"{what} must be true or false, got {self.show(node)}")
             return False
         return value
 
@@ -280,3 +288,13 @@ class StepsReader(ControlFlowReader):
 
     def errors_in(self, loc: Loc) -> bool:
         return any(e.line == loc.line and e.file == loc.file for e in self.errors)
+
+
+def _range_words(attr: Attr) -> str:
+    if attr.low is not None and attr.high is not None:
+        return f" from {attr.low} to {attr.high}"
+    if attr.low is not None:
+        return f" of at least {attr.low}"
+    if attr.high is not None:
+        return f" of at most {attr.high}"
+    return ""

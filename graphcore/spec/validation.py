@@ -11,7 +11,6 @@ from graphcore.spec.model import PREVIOUS
 from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
 
 FORMAT_VERSION = 1
-DEFAULT_MAX_ELEMENTS = 50_000_000  # per tensor; refused before anything is allocated
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
 STEP_KINDS = ("op", "if", "repeat", "while", "for_each")
 SOURCES = ("random", "zeros", "ones", "file", "stdin")
@@ -20,9 +19,11 @@ NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # ``from: parts[1]`` takes one part of a value of several arrays (``_[0]`` of the last one).
 PART_PATTERN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|_)\[(-?[0-9]+)\]$")
 PARAM_REF = "$params."
-FLOAT_12 = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")  # 1e-3: YAML 1.1 text
-MAX_REPEAT = 100_000  # trips of one repeat
-MAX_UNROLLED_LAYERS = 10_000  # layer scopes an unrolled repeat may create
+# 1e-3: YAML 1.1 text. Each part matches one way only, so a long run of digits is linear time.
+FLOAT_12 = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
+MAX_TRIPS = 100_000  # trips of one loop: a repeat count, a while's max_iters, a for_each
+MAX_OP_RUNS = 1_000_000  # op steps one run may execute, loop trips multiplied through nesting
+MAX_UNROLLED_LAYERS = 10_000  # layer scopes after unrolling (nested unrolls multiplied)
 
 
 class Scope:

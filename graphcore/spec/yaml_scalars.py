@@ -23,8 +23,12 @@ _BUILDERS = {
     _CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
     _CORE + "null": lambda node: None,
 }
-_EXPONENT = re.compile(r"[-+]?(?:[0-9][0-9_]*\.?[0-9_]*|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
+# Each part matches one way only (no `[0-9_]*\.?[0-9_]*`, which backtracks quadratically on
+# a long run of digits): a 200,000-digit scalar must not take minutes to refuse.
+_EXPONENT = re.compile(r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+")
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+_LONG_INTEGER = re.compile(r"[-+]?[0-9][0-9_]*")  # text only when past Python's digit limit
+MAX_INTEGER_DIGITS = 4300  # Python's default int-from-text limit (sys.get_int_max_str_digits)
 _BOOL_WORDS = {"yes", "no", "on", "off", "y", "n"}
 _FLOAT_WORDS = {"nan": ".nan", "inf": ".inf", "+inf": ".inf", "-inf": "-.inf",
                 "infinity": ".inf", "+infinity": ".inf", "-infinity": "-.inf"}
@@ -90,6 +94,10 @@ def trap_hint(scalar: LScalar | str) -> str | None:
 def _text_trap(text: str) -> str | None:
     """Traps of plain scalars that resolved to text."""
     lowered = text.lower()
+    digits = sum(c.isdigit() for c in text)
+    if digits > MAX_INTEGER_DIGITS and _LONG_INTEGER.fullmatch(text):
+        return (f"an integer of {digits:,} digits is too long to be read as a number (at most "
+                f"{MAX_INTEGER_DIGITS:,} digits)")
     if _EXPONENT.fullmatch(text):
         return f"YAML 1.1 reads {text} as text, not a number; write {_exponent_fix(text)}"
     if lowered in _BOOL_WORDS:

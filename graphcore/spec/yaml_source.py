@@ -292,6 +292,10 @@ _TOKEN_WORDS = [("'<stream end>'", "the end of the file"), ("<stream end>", "the
 
 def _syntax_error(source: SourceText, err: yaml.MarkedYAMLError) -> SpecError:
     mark = err.problem_mark or err.context_mark
+    if err.problem_mark is not None and "expected <block end>" in (err.problem or ""):
+        wrong = _misindented(source, err.problem_mark.line + 1)
+        if wrong is not None:
+            return wrong
     problem = err.problem or err.context or "malformed YAML"
     for token, words in _TOKEN_WORDS:
         problem = problem.replace(token, words)
@@ -302,6 +306,47 @@ def _syntax_error(source: SourceText, err: yaml.MarkedYAMLError) -> SpecError:
     if mark is None:
         return source.error(1, 1, message, hint=hint)
     return _mark_error(source, mark, message, hint, word=False)
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def _misindented(source: SourceText, problem: int) -> SpecError | None:
+    """An error at the line that is really mis-indented, when it is not PyYAML's problem line.
+
+    PyYAML notices a bad indentation one line late when the odd line opens a block: in
+    ``inputs:`` / ``   x: ...`` / ``  t: ...`` the 3-space ``x`` opens the block and ``t``, the
+    correct one, is reported. The problem line dedented to an indentation no open block has;
+    the lines just above it are deeper. Of those lines' first one and the problem line (both
+    children of the same parent), the one whose step from the parent differs from the
+    file's usual step is the wrong one. None when the problem line is the wrong one.
+    """
+    content = [(n, _indent(text)) for n, text in enumerate(source.lines, 1)
+               if text.strip() and not text.lstrip().startswith("#")]
+    index = next((i for i, (n, _) in enumerate(content) if n == problem), None)
+    if index is None:
+        return None
+    indent = content[index][1]
+    first = index
+    while first > 0 and content[first - 1][1] > indent:
+        first -= 1
+    if first == index or first == 0:
+        return None  # the previous line is not deeper: the problem line itself is wrong
+    parent = content[first - 1][1]
+    block_line, block_indent = content[first]
+    steps: dict[int, int] = {}
+    for (m, a), (n, b) in zip(content, content[1:], strict=False):
+        if b > a and not {m, n} & {block_line, problem}:  # steps of the two suspects don't vote
+            steps[b - a] = steps.get(b - a, 0) + 1
+    usual = max(steps, key=lambda k: (steps[k], k == 2, -k)) if steps else 2
+    if block_indent - parent == usual or indent - parent != usual:
+        return None
+    return source.error(block_line, block_indent + 1,
+                        f"invalid YAML: line {block_line} is indented {block_indent} spaces, "
+                        f"but line {problem} of the same block {indent}",
+                        len(source.line(block_line).strip()) or 1,
+                        hint=f"indent it {indent} spaces, like line {problem}")
 
 
 def _reader_error(source: SourceText, text: str, err: yaml.reader.ReaderError) -> SpecError:

@@ -307,9 +307,6 @@ def test_bad_paths(server, scratch_root, case):
     run_case(server, scratch_root, argv, outputs=outputs)
 
 
-@pytest.mark.xfail(strict=False, reason="other areas: `--seed -1` is exit 70 (issue 9 item 8, "
-                   "option checks); a usage error echoes a 5,000-character value whole in a Rich "
-                   "box (issue 8 item 11, the output layer)")
 @SETTINGS
 @given(case=bad_options(VALUE_OPTIONS))
 def test_bad_option_values(server, scratch_root, case):

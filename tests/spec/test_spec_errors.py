@@ -305,7 +305,8 @@ def test_malformed_set_overrides():
 def test_set_override_of_a_wrong_type_is_reported_where_the_param_is_used():
     e = the_error(SET_SPEC, overrides=["params.hidden=1e-3"])
     assert at(e) == "model.yaml:7:28"
-    assert e.message == "attribute 'out_size' of 'linear' must be an integer, got '$params.hidden'"
+    assert e.message == ("attribute 'out_size' of 'linear' must be an integer, got 0.001 "
+                         "(from --set params.hidden=1e-3)")
 
 
 def test_duplicate_key():
@@ -789,15 +790,18 @@ def test_a_value_of_several_arrays_into_a_one_input_op_is_a_located_runtime_erro
     assert e.message.startswith("scale: takes 1 input, got 2")
 
 
-def test_op_that_cannot_allocate_is_a_located_runtime_error():
+def test_op_that_cannot_allocate_is_a_located_error():
     """Regression: a lazily sized layer too large for memory raised a bare MemoryError.
-    Each size is under the limit; the weight (40,000,000 x 1,000,000) is not, and numpy
-    refuses it without allocating anything."""
+    Each size is under the limit; the weight (40,000,000 x 1,000,000) is not, so the step is
+    refused before numpy is asked for it."""
     text = ("graphtool: 1\ninputs:\n  x: {ones: [1]}\ngraph:\n"
             "  - {op: broadcast_to, shape: [1, 1000000]}\n  - {op: linear, out_size: 40000000}\n")
-    e = runtime_error(text)
-    assert at(e) == "model.yaml:6:5"
-    assert e.message.startswith("linear: Unable to allocate")
+    spec = load_spec_text(text, file=FILE)
+    with pytest.raises(SpecError) as info:
+        run(spec)
+    assert at(info.value) == "model.yaml:6:5"
+    assert info.value.message.startswith("linear: its weight W would have 40,000,000,000,000 "
+                                         "elements (shape (40000000, 1000000)), over the limit")
 
 
 def test_get_item_out_of_range_is_a_located_runtime_error():

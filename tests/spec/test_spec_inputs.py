@@ -154,11 +154,13 @@ def test_huge_shape_is_refused_before_allocation():
     assert time.perf_counter() - start < 0.5
 
 
-def test_size_limit_is_per_example_with_lengths():
+def test_size_limit_is_per_example_and_in_all_with_lengths():
     s = spec("s", shape=(None, 10), lengths=(3, 4))
-    assert len(make_input(s, 0, max_elements=40)) == 2
+    assert len(make_input(s, 0, max_elements=70)) == 2
     with pytest.raises(SpecError, match="per example"):
         make_input(s, 0, max_elements=39)
+    with pytest.raises(SpecError, match="70 elements in its 2 examples, over the limit of 69"):
+        make_input(s, 0, max_elements=69)
 
 
 def test_npy_header_over_the_limit_is_refused_without_reading_data(tmp_path):
