@@ -193,6 +193,9 @@ class ChainList(Link):
             self.append(link)
 
     def append(self, link: Link) -> None:
+        if not isinstance(link, Link):
+            raise TypeError(f"{type(self).__name__}.append takes a Link, got "
+                            f"{type(link).__name__}")
         _structure[0] += 1
         link.name = str(len(self._children))
         self._children.append(link)

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcore.attributes import Attr, check_arguments
+from graphcore.errors import ArgumentTypeError
 from graphcore.functions import lstm, tanh
-from graphcore.links.linear import Linear
+from graphcore.links.linear import SIZE, Linear
 from graphcore.links.link import Chain
+
+
+def _check_sizes(owner: str, in_size: object, out_size: object) -> None:
+    if out_size is None:
+        raise ArgumentTypeError(f"{owner}: argument 'out_size' is required: {owner}(in_size, "
+                                f"out_size), or {owner}(out_size) to infer in_size")
+    check_arguments(owner, {"in_size": SIZE, "out_size": Attr(int, low=1)}, in_size=in_size,
+                    out_size=out_size)
 
 
 class RNN(Chain):
@@ -27,6 +37,7 @@ class RNN(Chain):
         super().__init__()
         if out_size is None:
             in_size, out_size = None, in_size
+        _check_sizes(type(self).__name__, in_size, out_size)
         self.state_size = out_size
         with self.init_scope():
             self.upward = Linear(in_size, out_size)
@@ -53,6 +64,7 @@ class LSTM(Chain):
         super().__init__()
         if out_size is None:
             in_size, out_size = None, in_size
+        _check_sizes(type(self).__name__, in_size, out_size)
         self.state_size = out_size
         with self.init_scope():
             self.upward = Linear(in_size, 4 * out_size)

@@ -38,3 +38,15 @@ def normalize_axis(op: str, axis: int, ndim: int) -> int:
         raise errors.ShapeError(f"{op}: axis {axis} is out of range for an input of {ndim} "
                                 "dimensions")
     return axis % max(ndim, 1)
+
+
+def numeric_dtype(value: object) -> None:
+    """An ``Attr`` check: ``value`` names a bool, integer or floating-point numpy dtype."""
+    if value is None:  # np.dtype(None) is float64: a silent default, not what was asked
+        raise TypeError("must be a numpy dtype or its name, got None")
+    try:
+        dtype = np.dtype(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"must be a numpy dtype or its name, got {value!r}") from None
+    if dtype.kind not in "biuf":
+        raise TypeError(f"must be a bool, integer or floating-point dtype, got {dtype}")
