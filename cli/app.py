@@ -8,6 +8,7 @@ import typer
 
 from cli.commands import bench, check, ops, run, train, viz
 from cli.errors import BROKEN_PIPE, State, silence_stdout
+from cli.version import version
 
 app = typer.Typer(
     name="graphtool",
@@ -19,8 +20,16 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"graphtool {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of failures.")
+def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of failures."),
+         show_version: bool = typer.Option(False, "--version", callback=_print_version,
+                                           is_eager=True, help="Print the version and exit."),
          ) -> None:
     """graphtool: dynamic and static computational graphs, measured."""
     State.debug = debug
