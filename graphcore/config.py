@@ -10,6 +10,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from graphcore.errors import ArgumentTypeError, ArgumentValueError
+
 
 class _Config:
     __slots__ = ("train", "enable_backprop", "debug", "dtype")
@@ -32,13 +34,29 @@ def using_config(name: str, value: object) -> Iterator[None]:
     ...     y = model(x)      # dropout off, batch norm uses running statistics
     """
     if name not in _Config.__slots__:
-        raise AttributeError(f"unknown config key {name!r}; known: {', '.join(_Config.__slots__)}")
+        raise ArgumentValueError(f"using_config: unknown config key {name!r}; known: "
+                                 f"{', '.join(_Config.__slots__)}")
+    if name == "dtype":
+        value = _float_dtype(value)
+    elif not isinstance(value, bool | np.bool_):
+        raise ArgumentTypeError(f"using_config: {name} must be True or False, got {value!r}")
     old = getattr(config, name)
-    setattr(config, name, np.dtype(value) if name == "dtype" else value)
+    setattr(config, name, value)
     try:
         yield
     finally:
         setattr(config, name, old)
+
+
+def _float_dtype(value: object) -> np.dtype:
+    try:
+        dtype = np.dtype(value) if value is not None else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.kind != "f":
+        raise ArgumentTypeError(f"using_config: dtype must be a floating-point dtype, got "
+                                f"{value!r}")
+    return dtype
 
 
 def no_backprop_mode() -> contextlib.AbstractContextManager[None]:

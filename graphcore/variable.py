@@ -98,6 +98,11 @@ class Variable:
 
     @grad_var.setter
     def grad_var(self, value: Variable | None) -> None:
+        if value is not None:
+            if not isinstance(value, Variable):
+                raise errors.ArgumentTypeError(f"Variable.grad_var must be a Variable or None, "
+                                               f"got {type(value).__name__}")
+            _check_grad(self._array, value._array, "Variable.grad_var")
         self._grad = value
 
     def cleargrad(self) -> None:
@@ -222,7 +227,10 @@ def as_variable(x: Variable | np.ndarray) -> Variable:
     """Return ``x`` if it is a Variable, else a constant Variable holding it (Chainer's name)."""
     if isinstance(x, Variable):
         return x
-    return constant(np.asarray(x))
+    if not isinstance(x, np.ndarray | np.generic | int | float):
+        raise errors.ArgumentTypeError(f"as_variable takes a Variable or a numpy array, got "
+                                       f"{type(x).__name__}")
+    return constant(_check_array(np.asarray(x)))
 
 
 def as_array(x: Variable | np.ndarray) -> np.ndarray:
@@ -262,6 +270,14 @@ class Parameter(Variable):
 
     def initialize(self, shape: tuple[int, ...]) -> None:
         from graphcore import initializers
+
+        if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+            shape = (int(shape),)
+        if not isinstance(shape, tuple | list) or not all(
+                isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0
+                for n in shape):
+            raise errors.ArgumentTypeError(f"Parameter: shape must be a tuple of non-negative "
+                                           f"ints, got {shape!r}")
 
         self._array = initializers.generate_array(self.initializer, shape)
         self._grad = None

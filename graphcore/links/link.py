@@ -110,9 +110,15 @@ class Link:
 
     def copyparams(self, other: Link) -> None:
         """Copy ``other``'s parameter values into this link's arrays, in place."""
+        if not isinstance(other, Link):
+            raise TypeError(f"{type(self).__name__}.copyparams takes a Link, got "
+                            f"{type(other).__name__}")
         mine = dict(self.namedparams())
         for name, p in other.namedparams():
-            target = mine[name]
+            target = mine.get(name)
+            if target is None:
+                raise ValueError(f"{type(self).__name__}.copyparams: this link has no "
+                                 f"parameter {name!r} (its parameters: {', '.join(mine)})")
             if target.array is None:
                 target.array = p.array.copy()
             else:

@@ -337,11 +337,19 @@ def cast(x, dtype):
 
 
 def concat(xs, axis: int = 1):
-    return Concat(axis).apply(tuple(xs))[0]
+    return Concat(axis).apply(_sequence("concat", xs))[0]
 
 
 def stack(xs, axis: int = 0):
-    return Stack(axis).apply(tuple(xs))[0]
+    return Stack(axis).apply(_sequence("stack", xs))[0]
+
+
+def _sequence(name: str, xs) -> tuple:
+    if not isinstance(xs, np.ndarray | str) and hasattr(xs, "__iter__") and not hasattr(
+            xs, "creator"):
+        return tuple(xs)
+    raise errors.ArgumentTypeError(f"{name}: xs must be a list or tuple of Variables or arrays, "
+                                   f"got {type(xs).__name__}")
 
 
 def split_axis(x, indices_or_sections, axis: int = 0, force_tuple: bool = True):
