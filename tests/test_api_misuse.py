@@ -388,3 +388,26 @@ def test_a_user_op_gets_the_check_for_free():
                                                         r"at most 1.0"):
         Renamed(2.0)
     assert Scaled(2.0).factor == 2.0
+
+
+def test_the_spec_validator_reads_the_same_declarations():
+    """A spec gets the element and dtype checks at load (located, exit 65), not at run time."""
+    text = """graphtool: 1
+inputs:
+  x: {random: normal, shape: [2, 3]}
+graph:
+  - {op: reshape, shape: [3, a]}
+  - {op: cast, dtype: str}
+  - {op: cast, dtype: float99}
+outputs: [_]
+"""
+    with pytest.raises(errors.SpecErrors) as info:
+        gspec.load_spec_text(text)
+    lines = [e.headline() for e in info.value.errors]
+    assert lines == [
+        "<spec>:5:26: error: attribute 'shape' of 'reshape' must be a list of integers, got "
+        "[3, 'a']",
+        "<spec>:6:23: error: attribute 'dtype' of 'cast' must be a bool, integer or "
+        "floating-point dtype, got 'str'",
+        "<spec>:7:23: error: attribute 'dtype' of 'cast' must be a numpy dtype or its name, "
+        "got 'float99'"]

@@ -49,4 +49,4 @@ def numeric_dtype(value: object) -> None:
     except (TypeError, ValueError):
         raise TypeError(f"must be a numpy dtype or its name, got {value!r}") from None
     if dtype.kind not in "biuf":
-        raise TypeError(f"must be a bool, integer or floating-point dtype, got {dtype}")
+        raise TypeError(f"must be a bool, integer or floating-point dtype, got {value!r}")
