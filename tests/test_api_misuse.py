@@ -262,6 +262,21 @@ CASES = [
      r"run.*Spec"),
     ("spec-run-seed", lambda: gspec.run(seed_spec(), seed="a"), TypeError,
      r"run.*seed"),
+    ("spec-build-model-str", lambda: gspec.build_model("abc"), TypeError,
+     r"build_model.*spec"),
+    ("spec-build-model-seed", lambda: gspec.build_model(seed_spec(), "a"), TypeError,
+     r"build_model.*seed"),
+    ("spec-run-spec-model", lambda: gspec.run_spec(
+        seed_spec(), "model", {"x": np.ones((3, 4), np.float32)}), TypeError,
+     r"run_spec.*model"),
+    ("spec-loss-function-input", lambda: gspec.loss_function(
+        seed_spec(), gspec.build_model(seed_spec()), {"x": "abc"}), TypeError,
+     r"loss_function.*'x'"),
+    ("spec-load-overrides-str", lambda: gspec.load_spec_file(
+        str(SPECS / "seed_static.yaml"), overrides="params.hidden=3"), TypeError,
+     r"load_spec_file.*overrides"),
+    ("spec-load-max-elements", lambda: gspec.load_spec_text("graphtool: 1", max_elements="a"),
+     TypeError, r"load_spec_text.*max_elements"),
     ("spec-load-none", lambda: gspec.load_spec_file(None), TypeError,
      r"load_spec_file"),
     ("spec-load-text-int", lambda: gspec.load_spec_text(3), TypeError,
