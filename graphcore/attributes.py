@@ -168,7 +168,8 @@ def checked_init(init: Callable[..., None], attributes: dict[str, Attr]) -> Call
     params = list(inspect.signature(init).parameters.values())[1:]
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) for p in params):
         return _generic_checked_init(init, attributes)
-    namespace: dict[str, Any] = {"_init": init}
+    # Builtins are bound under private names: a parameter may be called ``type``.
+    namespace: dict[str, Any] = {"_init": init, "_type": type}
     signature, call, checks = ["self"], ["self"], []
     keyword_only = False
     for i, p in enumerate(params):
@@ -201,7 +202,7 @@ def _check_source(attr: Attr, name: str, i: int, namespace: dict[str, Any]) -> s
     """``if <not plainly right>: validate`` for one parameter, accepting inline what it can."""
     namespace[f"_a{i}"] = attr
     namespace[f"_e{i}"] = attr.exact
-    right = [f"type({name}) in _e{i}"]
+    right = [f"_type({name}) in _e{i}"]
     types = attr.types
     if attr.check is None and object not in types:
         numbers = frozenset(t for t in (int, float) if t in types or (t is int and float in types))
@@ -209,20 +210,20 @@ def _check_source(attr: Attr, name: str, i: int, namespace: dict[str, Any]) -> s
             namespace[f"_n{i}"] = numbers
             namespace[f"_lo{i}"] = -math.inf if attr.low is None else attr.low
             namespace[f"_hi{i}"] = math.inf if attr.high is None else attr.high
-            right.append(f"(type({name}) in _n{i} and _lo{i} <= {name} <= _hi{i})")
+            right.append(f"(_type({name}) in _n{i} and _lo{i} <= {name} <= _hi{i})")
         sequences = frozenset(t for t in (tuple, list) if t in types)
         if sequences and attr.items is not None:
             namespace["_all_of"] = _all_of
             namespace[f"_s{i}"], namespace[f"_it{i}"] = sequences, attr.items
-            right.append(f"(type({name}) in _s{i} and _all_of(_it{i}, {name}))")
+            right.append(f"(_type({name}) in _s{i} and _all_of(_it{i}, {name}))")
         if attr.choices is not None and all(isinstance(c, str) for c in attr.choices) \
                 and str in types:
             namespace[f"_c{i}"] = frozenset(attr.choices)
-            right.append(f"(type({name}) is str and {name} in _c{i})")
+            right.append(f"(_type({name}) is str and {name} in _c{i})")
     elif object in types:
         return ""
     return (f"    if not ({' or '.join(right)}):\n"
-            f"        _a{i}.validate(type(self).__name__, {name!r}, {name})\n")
+            f"        _a{i}.validate(_type(self).__name__, {name!r}, {name})\n")
 
 
 def _all_of(kind: type, values: Sequence[Any]) -> bool:

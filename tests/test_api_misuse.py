@@ -404,6 +404,16 @@ def test_a_user_op_gets_the_check_for_free():
         Renamed(2.0)
     assert Scaled(2.0).factor == 2.0
 
+    class Pool(graphcore.FunctionNode):  # a parameter named like a builtin the check uses
+        attributes = {"type": Attr(str, "max", choices=("max", "mean"))}
+
+        def __init__(self, type="max"):  # noqa: A002
+            self.kind = type
+
+    assert Pool("mean").kind == "mean"
+    with pytest.raises(errors.ArgumentValueError, match=r"Pool: attribute 'type' must be one"):
+        Pool("min")
+
 
 def test_the_spec_validator_reads_the_same_declarations():
     """A spec gets the element and dtype checks at load (located, exit 65), not at run time."""
