@@ -78,9 +78,9 @@ def test_the_readme_custom_op_example_runs_as_written(tmp_path, monkeypatch):
     namespace: dict = {}
     try:
         exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
-        x = namespace["x"]
-        s = 1 / (1 + np.exp(-x.array))
-        np.testing.assert_allclose(x.grad, s + x.array * s * (1 - s), rtol=1e-5)
+        z = namespace["z"]
+        s = 1 / (1 + np.exp(-z.array))
+        np.testing.assert_allclose(z.grad, s + z.array * s * (1 - s), rtol=1e-5)
         assert graphcore.get_op("swish") is namespace["Swish"]
     finally:
         registry._ops.pop("swish", None)
