@@ -28,7 +28,9 @@ def register_op(op: str | type[FunctionNode] | None = None,
     >>> @register_op("cube")                 # a decorator with a name
     >>> @register_op(name="cube", replace=True)   # replace an op registered before
 
-    A name already taken by another class raises ``RegistryError`` unless ``replace=True``.
+    A name already taken by another class raises ``RegistryError`` unless ``replace=True``;
+    a class redefined under the same module and name (a re-run cell or snippet) replaces the
+    old one.
     """
     if isinstance(op, str):
         if name is not None:
@@ -53,7 +55,7 @@ def register_op(op: str | type[FunctionNode] | None = None,
         if not key or not isinstance(key, str):
             raise errors.RegistryError(f"{op.__name__}: an op needs a string `name` to register "
                                        f"(register_op(\"name\", {op.__name__}))")
-        if key in _ops and _ops[key] is not op and not replace:
+        if key in _ops and _ops[key] is not op and not replace and not _redefines(op, _ops[key]):
             raise errors.RegistryError(f"op name {key!r} is already registered by "
                                        f"{_ops[key].__module__}.{_ops[key].__name__}")
         op.name = key
@@ -61,6 +63,10 @@ def register_op(op: str | type[FunctionNode] | None = None,
         return op
 
     return add(op) if op is not None else add
+
+
+def _redefines(new: type, old: type) -> bool:
+    return (new.__module__, new.__qualname__) == (old.__module__, old.__qualname__)
 
 
 def get_op(name: str) -> type[FunctionNode]:

@@ -51,11 +51,15 @@ def test_every_spelling_registers(names):
     assert graphcore.get_op("reg_keyword") is e
 
 
+class _Other(graphcore.FunctionNode):
+    arity = 1
+
+
 def test_wrong_spellings_say_what_register_op_takes(names):
     names.append("reg_taken")
     graphcore.register_op("reg_taken", _op())
     with pytest.raises(errors.RegistryError, match="'reg_taken' is already registered"):
-        graphcore.register_op("reg_taken", _op())
+        graphcore.register_op("reg_taken", _Other)
     with pytest.raises(TypeError, match=r"register_op\(name, cls\): the name .* comes first"):
         graphcore.register_op(_op(), "reg_swapped")
     with pytest.raises(TypeError, match="register_op: expected a FunctionNode subclass, got "
@@ -71,6 +75,14 @@ def test_wrong_spellings_say_what_register_op_takes(names):
     assert "reg_swapped" not in graphcore.all_ops() and "reg_int" not in graphcore.all_ops()
 
 
+def test_a_redefined_class_replaces_itself_like_a_rerun_cell(names):
+    names.append("reg_rerun")
+    first, second = _op(), _op()  # same module and qualified name: one class, defined twice
+    graphcore.register_op("reg_rerun", first)
+    assert graphcore.register_op("reg_rerun", second) is second
+    assert graphcore.get_op("reg_rerun") is second
+
+
 def test_the_readme_custom_op_example_runs_as_written(tmp_path, monkeypatch):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     block = next(b for b in blocks if 'register_op("swish", Swish)' in b)
@@ -82,6 +94,9 @@ def test_the_readme_custom_op_example_runs_as_written(tmp_path, monkeypatch):
         s = 1 / (1 + np.exp(-z.array))
         np.testing.assert_allclose(z.grad, s + z.array * s * (1 - s), rtol=1e-5)
         assert graphcore.get_op("swish") is namespace["Swish"]
+        again: dict = {}
+        exec(compile(block, str(README), "exec"), again)  # noqa: S102 - a re-run replaces it
+        assert graphcore.get_op("swish") is again["Swish"]
     finally:
         registry._ops.pop("swish", None)
     assert not list(tmp_path.iterdir())
