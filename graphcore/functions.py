@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.errors import ArgumentTypeError
+from graphcore.ops._checks import axis_argument
 from graphcore.ops.activation import leaky_relu, relu, sigmoid, softplus, tanh
 from graphcore.ops.arithmetic import add, div, mul, neg, pow, sub
 from graphcore.ops.array import (
@@ -35,7 +35,6 @@ from graphcore.ops.loss import (
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.reduction import max, mean, min, prod, sum
-from graphcore.variable import Variable
 
 __all__ = [
     "absolute", "add", "batch_normalization", "broadcast_to", "cast", "clip", "concat", "div",
@@ -52,7 +51,7 @@ abs = absolute  # noqa: A001
 
 def expand_dims(x, axis: int):
     """Insert an axis of length 1 at ``axis``."""
-    _check_axes("expand_dims", x, axis, none=False)
+    axis_argument("expand_dims", x, axis, none=False)
     shape = list(x.shape)
     shape.insert(axis % (len(shape) + 1), 1)
     return reshape(x, tuple(shape))
@@ -60,7 +59,7 @@ def expand_dims(x, axis: int):
 
 def squeeze(x, axis=None):
     """Drop axes of length 1 (all of them, or those in ``axis``)."""
-    _check_axes("squeeze", x, axis, none=True)
+    axis_argument("squeeze", x, axis, none=True)
     shape = x.shape
     axes = range(len(shape)) if axis is None else (
         [axis] if isinstance(axis, int) else list(axis))
@@ -90,18 +89,6 @@ def fixed_batch_normalization(x, gamma, beta, mean_, var, eps: float = 2e-5, axi
     return xhat * _bn_param(gamma, x, axes) + _bn_param(beta, x, axes)
 
 
-def _check_axes(name: str, x, axis, none: bool) -> None:
-    if not isinstance(x, Variable | np.ndarray):
-        raise ArgumentTypeError(f"{name}: x must be a Variable or a numpy array, got "
-                                f"{type(x).__name__}")
-    ints = (axis,) if not isinstance(axis, tuple | list) or not none else axis
-    if (axis is None and none) or all(isinstance(a, int | np.integer) and not isinstance(
-            a, bool) for a in ints):
-        return
-    raise ArgumentTypeError(f"{name}: axis must be an int{' or a tuple of ints or None' * none}"
-                            f", got {axis!r}")
-
-
 def _bn_axes(x, axis):
     if axis is None:
         return (0,) + tuple(range(2, x.ndim))
@@ -120,9 +107,6 @@ def lstm(c_prev, x):
     """Chainer's LSTM activation: ``x`` holds the 4 gate pre-activations (a, i, f, o) along
     axis 1, interleaved per unit; returns ``(c, h)``.
     """
-    if not isinstance(x, Variable | np.ndarray) or x.ndim < 2 or x.shape[1] % 4:
-        raise ArgumentTypeError(f"lstm: x must be a Variable or array of shape (batch, 4 * n, "
-                                f"...), got {type(x).__name__} {getattr(x, 'shape', '')}")
     n = x.shape[1] // 4
     gates = reshape(x, (x.shape[0], n, 4) + x.shape[2:])
     a, i, f, o = split_axis(gates, 4, axis=2)
