@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import config
-from graphcore.errors import ArgumentTypeError, ArgumentValueError
 from graphcore.links.link import Link
+from graphcore.static.arguments import check_call_inputs, check_compile_arguments
 from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport, run_passes, select
 from graphcore.static.trace import Trace, trace
@@ -94,7 +94,7 @@ def compile(target: Callable[..., Any] | Link, *, params: Link | dict | None = N
     ``params`` names the parameters a plain function reads (a Link, or ``{name: Parameter}``);
     for a Link they are its own. ``passes`` selects passes (``["-fuse"]`` turns one off).
     """
-    _check_compile_arguments("compile", target, params, passes, cache_size, name)
+    check_compile_arguments("compile", target, params, passes, cache_size, name)
     if isinstance(target, Link):
         return CompiledFunction(target, target if params is None else params, passes,
                                 cache_size, name or type(target).__name__)
@@ -145,11 +145,7 @@ class CompiledFunction:
         return self._outputs(compiled, values)
 
     def _compile(self, inputs: dict[str, np.ndarray], n_positional: int, grads: bool) -> Compiled:
-        for key, a in inputs.items():  # checked on a cache miss only: replay stays lean
-            if a.dtype.kind not in "biuf":
-                where = f"argument {key[1:]}" if key[1:].isdigit() else f"argument {key!r}"
-                raise ArgumentTypeError(f"{self.name} (compiled): {where} must be a numeric "
-                                        f"array or Variable, got dtype {a.dtype}")
+        check_call_inputs(self.name, inputs)  # on a cache miss only: replay stays lean
         start = time.perf_counter()
         params = self._named_params()
 
@@ -188,11 +184,8 @@ class CompiledFunction:
 def static_graph(method: Callable | None = None, **options: Any):
     """Decorator for a Chain's ``forward`` (Chainer's name): each instance gets its own
     compiled program over its own parameters."""
-
-    if method is not None and not callable(method):
-        raise ArgumentTypeError(f"static_graph decorates a method, got {type(method).__name__}")
-    _check_compile_arguments("static_graph", None, None, options.get("passes"),
-                             options.get("cache_size", 16), None)
+    check_compile_arguments("static_graph", method, None, options.get("passes"),
+                            options.get("cache_size", 16), None)
 
     def wrap(m: Callable) -> Callable:
         attr = f"_static_{m.__name__}"
@@ -211,27 +204,6 @@ def static_graph(method: Callable | None = None, **options: Any):
         return wrapper
 
     return wrap(method) if method is not None else wrap
-
-
-def _check_compile_arguments(api: str, target: Any, params: Any, passes: Any, cache_size: Any,
-                             name: Any) -> None:
-    if api == "compile" and not callable(target):
-        raise ArgumentTypeError(f"compile: target must be a Chain or a function, got "
-                                f"{type(target).__name__}")
-    if params is not None and not isinstance(params, Link | dict):
-        raise ArgumentTypeError(f"{api}: params must be a Link or a dict of Parameters, got "
-                                f"{type(params).__name__}")
-    if passes is not None and (not isinstance(passes, list | tuple) or not all(
-            isinstance(p, str) for p in passes)):
-        raise ArgumentTypeError(f"{api}: passes must be a list of pass names (e.g. "
-                                f"['-fuse_linear']), got {passes!r}")
-    if isinstance(cache_size, bool) or not isinstance(cache_size, int):
-        raise ArgumentTypeError(f"{api}: cache_size must be an int, got "
-                                f"{type(cache_size).__name__}")
-    if cache_size < 1:
-        raise ArgumentValueError(f"{api}: cache_size must be at least 1, got {cache_size}")
-    if name is not None and not isinstance(name, str):
-        raise ArgumentTypeError(f"{api}: name must be a str, got {type(name).__name__}")
 
 
 def _array(value: Any) -> np.ndarray:
