@@ -17,6 +17,7 @@ from cli import stdout
 from cli.commands import bench, check, ops, train, viz
 from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
+from cli.version import version
 from graphcore.errors import clip_message
 
 app = typer.Typer(
@@ -29,8 +30,16 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"graphtool {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of failures.")
+def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of failures."),
+         show_version: bool = typer.Option(False, "--version", callback=_print_version,
+                                           is_eager=True, help="Print the version and exit."),
          ) -> None:
     """graphtool: dynamic and static computational graphs, measured."""
     State.debug = debug

@@ -50,10 +50,9 @@ def grad(outputs: Sequence[Variable] | Variable, inputs: Sequence[Variable] | Va
     a graph, so ``grad`` can be applied to them again (Hessian-vector products, penalties).
     """
     single = isinstance(inputs, Variable)
-    outputs = [outputs] if isinstance(outputs, Variable) else list(outputs)
-    inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
+    outputs = _variables("outputs", outputs)
+    inputs = _variables("inputs", inputs)
+    grad_outputs = _grad_outputs(outputs, grad_outputs)
     roots = []
     for y, gy in zip(outputs, grad_outputs, strict=True):
         if gy is None:
@@ -75,6 +74,44 @@ def grad(outputs: Sequence[Variable] | Variable, inputs: Sequence[Variable] | Va
           free=False)
     result = tuple(_as_variable(capture[id(x)]) for x in inputs)
     return result[0] if single else result
+
+
+def _variables(what: str, values: Any) -> list[Variable]:
+    """``grad``'s ``outputs``/``inputs``: a Variable or a sequence of them."""
+    if isinstance(values, Variable):
+        return [values]
+    if isinstance(values, list | tuple):
+        for i, v in enumerate(values):
+            if not isinstance(v, Variable):
+                raise errors.ArgumentTypeError(
+                    f"grad(): {what}[{i}] must be a Variable, got {type(v).__name__}")
+        return list(values)
+    raise errors.ArgumentTypeError(f"grad(): {what} must be a Variable or a list of "
+                                   f"Variables, got {type(values).__name__}")
+
+
+def _grad_outputs(outputs: list[Variable], grad_outputs: Any) -> list[Any]:
+    """One gradient per output (None, an array or a Variable), of the output's shape."""
+    if grad_outputs is None:
+        return [None] * len(outputs)
+    if isinstance(grad_outputs, np.ndarray | Variable):
+        grad_outputs = [grad_outputs]
+    if not isinstance(grad_outputs, list | tuple):
+        raise errors.ArgumentTypeError(f"grad(): grad_outputs must be a list with one array "
+                                       f"per output, got {type(grad_outputs).__name__}")
+    if len(grad_outputs) != len(outputs):
+        raise errors.ArgumentValueError(f"grad(): {len(grad_outputs)} grad_outputs for "
+                                        f"{len(outputs)} outputs")
+    for i, (y, gy) in enumerate(zip(outputs, grad_outputs, strict=True)):
+        if gy is None:
+            continue
+        if not isinstance(gy, np.ndarray | Variable):
+            raise errors.ArgumentTypeError(f"grad(): grad_outputs[{i}] must be a numpy array, a "
+                                           f"Variable or None, got {type(gy).__name__}")
+        if gy.shape != y.shape:
+            raise errors.ShapeError(f"grad(): grad_outputs[{i}] has shape {gy.shape}, its "
+                                    f"output has shape {y.shape}")
+    return list(grad_outputs)
 
 
 def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,

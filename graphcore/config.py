@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from graphcore.errors import ArgumentTypeError
+
 # Keys Chainer defines that only matter to its GPU/iDeep back ends: accepted, never read here.
 _CHAINER_ONLY_DEFAULTS = {
     "use_cudnn": "never", "cudnn_deterministic": False, "use_cudnn_tensor_core": "auto",
@@ -21,6 +23,8 @@ _CHAINER_ONLY_DEFAULTS = {
     "lazy_grad_sum": False, "use_static_graph": True, "warn_nondeterministic": False,
     "in_recomputing": False,
 }
+
+_SWITCHES = ("train", "enable_backprop", "debug")  # the engine's boolean keys
 
 
 class _Config:
@@ -51,10 +55,15 @@ def using_config(name: str, value: object) -> Iterator[None]:
     A key that did not exist before the block is removed again after it.
     """
     if not isinstance(name, str) or not name.isidentifier():
-        raise TypeError(f"using_config: the key must be an identifier string, got {name!r}")
+        raise ArgumentTypeError(f"using_config: the key must be an identifier string, got "
+                                f"{name!r}")
+    if name == "dtype":
+        value = _float_dtype(value)
+    elif name in _SWITCHES and not isinstance(value, bool | np.bool_):
+        raise ArgumentTypeError(f"using_config: {name} must be True or False, got {value!r}")
     missing = object()
     old = getattr(config, name, missing)
-    setattr(config, name, np.dtype(value) if name == "dtype" else value)
+    setattr(config, name, value)
     try:
         yield
     finally:
@@ -62,6 +71,17 @@ def using_config(name: str, value: object) -> Iterator[None]:
             delattr(config, name)
         else:
             setattr(config, name, old)
+
+
+def _float_dtype(value: object) -> np.dtype:
+    try:
+        dtype = np.dtype(value) if value is not None else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.kind != "f":
+        raise ArgumentTypeError(f"using_config: dtype must be a floating-point dtype, got "
+                                f"{value!r}")
+    return dtype
 
 
 def no_backprop_mode() -> contextlib.AbstractContextManager[None]:

@@ -151,3 +151,13 @@ class RenderError(GraphcoreError, RuntimeError):
 class TraceError(GraphcoreError, RuntimeError):
     """Static mode could not trace, verify or replay a program (bad IR, a path that diverged
     from the one traced, an op static mode cannot handle)."""
+
+
+class ArgumentTypeError(GraphcoreError, TypeError):
+    """A public function, constructor or op attribute got a value of the wrong type; the
+    message names the API, the argument and what it expected."""
+
+
+class ArgumentValueError(GraphcoreError, ValueError):
+    """A value of the right type that the API cannot take (out of range, not one of the
+    choices, a shape that does not fit); the message names the API and the argument."""

@@ -9,7 +9,8 @@ again).  ``get_retained_inputs()`` / ``get_retained_outputs()`` hand backward th
 
 Class attributes declare what the rest of the system reads (registry, validator, passes):
 ``name`` (registry key), ``label`` (Chainer's node label), ``elementwise``, ``pure``,
-``higher_order``, ``arity`` and ``attributes``.
+``higher_order``, ``arity`` and ``attributes`` (``Attr`` declarations, checked when the op is
+constructed, see ``graphcore.attributes``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from graphcore import errors
+from graphcore.attributes import Attr, checked_init
 from graphcore.config import config
 from graphcore.variable import Variable, constant, new_output
 
@@ -29,23 +31,6 @@ _double = [False]
 # While static-mode tracing runs: the list every recorded node is appended to, in creation
 # order (the order define-by-run ran the ops, which random ops must keep).
 _creation_log: list[list] = []
-
-
-class Attr:
-    """Declaration of one op attribute: its type, default, allowed range and documentation."""
-
-    __slots__ = ("type", "default", "required", "doc", "choices", "low", "high")
-
-    def __init__(self, type: type | tuple[type, ...], default: Any = None, *,
-                 required: bool = False, doc: str = "", choices: Sequence[Any] | None = None,
-                 low: float | None = None, high: float | None = None) -> None:
-        self.type = type
-        self.default = default
-        self.required = required
-        self.doc = doc
-        self.choices = tuple(choices) if choices is not None else None
-        self.low = low
-        self.high = high
 
 
 class FunctionNode:
@@ -77,6 +62,17 @@ class FunctionNode:
     # Output indexes whose arrays backward reads; built-ins set it, users call retain_outputs.
     _out_keep: ClassVar[tuple[int, ...] | None] = None
     _in_keep: ClassVar[tuple[int, ...] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Validate declared attributes where they arrive: in the constructor, once per op.
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__ and "attributes" not in cls.__dict__:
+            return  # inherits a constructor already checked against the same declarations
+        init = cls.__init__
+        init = getattr(init, "unchecked", init)
+        if init is object.__init__ or not cls.attributes:
+            return
+        cls.__init__ = checked_init(init, cls.attributes)
 
     @property
     def label(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcore.ops._checks import axis_argument
 from graphcore.ops.activation import leaky_relu, relu, sigmoid, softplus, tanh
 from graphcore.ops.arithmetic import add, div, mul, neg, pow, sub
 from graphcore.ops.array import (
@@ -59,6 +60,7 @@ abs = absolute  # noqa: A001
 
 def expand_dims(x, axis: int):
     """Insert an axis of length 1 at ``axis``."""
+    axis_argument("expand_dims", x, axis, none=False)
     shape = list(x.shape)
     shape.insert(axis % (len(shape) + 1), 1)
     return reshape(x, tuple(shape))
@@ -66,6 +68,7 @@ def expand_dims(x, axis: int):
 
 def squeeze(x, axis=None):
     """Drop axes of length 1 (all of them, or those in ``axis``)."""
+    axis_argument("squeeze", x, axis, none=True)
     shape = x.shape
     axes = range(len(shape)) if axis is None else (
         [axis] if isinstance(axis, int) else list(axis))

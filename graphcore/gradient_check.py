@@ -173,7 +173,7 @@ def check_backward(func: Callable[..., Any], x_data: Any, y_grad: Any,
     """
     if dtype is not None and np.dtype(dtype).kind != "f":
         raise errors.DTypeError(f"check_backward: dtype must be a float type, got {dtype}")
-    xs = tuple(np.asarray(x) for x in _as_tuple(x_data))
+    xs = _check_arguments("check_backward", func, x_data, eps, atol, rtol)
     params = _as_tuple(params)
     no_grads = _no_grads(xs, no_grads)
     variables = [Variable(x, requires_grad=x.dtype.kind == "f") for x in xs]
@@ -194,6 +194,34 @@ def check_backward(func: Callable[..., Any], x_data: Any, y_grad: Any,
     shares = _shares(func, xs, params, gys, no_grads, directions, backward_grads, eps, dtype)
     raise errors.GradientCheckError(_failure_message(
         func, numeric, backward, eps, atol, rtol, xs, params, no_grads, shares))
+
+
+def _check_arguments(api: str, func: Any, x_data: Any, eps: Any, atol: Any,
+                     rtol: Any) -> tuple[np.ndarray, ...]:
+    """The arguments both checks share; returns ``x_data`` as a tuple of arrays."""
+    if not callable(func):
+        raise errors.ArgumentTypeError(f"{api}: func must be callable, got "
+                                       f"{type(func).__name__}")
+    xs = []
+    for i, x in enumerate(_as_tuple(x_data)):
+        a = as_array(x) if isinstance(x, Variable) else x
+        if not isinstance(a, np.ndarray | np.generic | int | float | list):
+            raise errors.ArgumentTypeError(f"{api}: x_data[{i}] must be a numpy array, got "
+                                           f"{type(x).__name__}")
+        a = np.asarray(a)
+        if a.dtype.kind not in "biuf":
+            raise errors.ArgumentTypeError(f"{api}: x_data[{i}] must hold numbers, got dtype "
+                                           f"{a.dtype}")
+        xs.append(a)
+    for name, value in (("eps", eps), ("atol", atol), ("rtol", rtol)):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+            raise errors.ArgumentTypeError(f"{api}: {name} must be a number, got "
+                                           f"{type(value).__name__}")
+        if not (value > 0 if name == "eps" else value >= 0):  # NaN fails both
+            raise errors.ArgumentValueError(f"{api}: {name} must be "
+                                            f"{'positive' if name == 'eps' else 'at least 0'}, "
+                                            f"got {value}")
+    return tuple(xs)
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -366,7 +394,7 @@ def check_double_backward(func: Callable[..., Any], x_data: Any, y_grad: Any,
     when given, covers ``x_data`` followed by ``y_grad``.  Tolerances default looser than
     ``check_backward``'s, as Chainer's do, since second differences are less accurate.
     """
-    xs = tuple(np.asarray(x) for x in _as_tuple(x_data))
+    xs = _check_arguments("check_double_backward", func, x_data, eps, atol, rtol)
     params = _as_tuple(params)
     gys = () if y_grad is None else tuple(np.asarray(gy) for gy in _as_tuple(y_grad))
     differentiable = [x.dtype.kind == "f" for x in xs]

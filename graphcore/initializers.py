@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcore.attributes import Attr, check_arguments
 from graphcore.config import config
+from graphcore.errors import ArgumentTypeError
+
+_SCALE = {"scale": Attr(float, low=0.0)}
 
 
 class Initializer:
     """Fills an array in place; ``dtype`` defaults to ``config.dtype``."""
 
     def __init__(self, dtype=None) -> None:
+        if dtype is not None:
+            try:
+                kind = np.dtype(dtype).kind
+            except (TypeError, ValueError):
+                kind = None
+            if kind != "f":
+                raise ArgumentTypeError(f"{type(self).__name__}: dtype must be a floating-point "
+                                        f"dtype or None, got {dtype!r}")
         self.dtype = dtype
 
     def __call__(self, array: np.ndarray) -> None:
@@ -20,6 +32,10 @@ class Initializer:
 class Constant(Initializer):
     def __init__(self, fill_value: float, dtype=None) -> None:
         super().__init__(dtype)
+        if isinstance(fill_value, bool) or not isinstance(
+                fill_value, int | float | np.number | np.ndarray):
+            raise ArgumentTypeError(f"{type(self).__name__}: fill_value must be a number or an "
+                                    f"array, got {type(fill_value).__name__}")
         self.fill_value = fill_value
 
     def __call__(self, array: np.ndarray) -> None:
@@ -36,6 +52,11 @@ class One(Constant):
         super().__init__(1.0, dtype)
 
 
+def _checked_scale(initializer: Initializer, scale: object) -> float:
+    check_arguments(type(initializer).__name__, _SCALE, scale=scale)
+    return scale
+
+
 def _fans(shape: tuple[int, ...]) -> tuple[int, int]:
     if len(shape) < 2:
         raise ValueError(f"fan-in/fan-out need at least 2 dimensions, got shape {shape}")
@@ -46,7 +67,7 @@ def _fans(shape: tuple[int, ...]) -> tuple[int, int]:
 class Normal(Initializer):
     def __init__(self, scale: float = 0.05, dtype=None) -> None:
         super().__init__(dtype)
-        self.scale = scale
+        self.scale = _checked_scale(self, scale)
 
     def __call__(self, array: np.ndarray) -> None:
         array[...] = np.random.normal(0.0, self.scale, array.shape)
@@ -57,7 +78,7 @@ class LeCunNormal(Initializer):
 
     def __init__(self, scale: float = 1.0, dtype=None) -> None:
         super().__init__(dtype)
-        self.scale = scale
+        self.scale = _checked_scale(self, scale)
 
     def __call__(self, array: np.ndarray) -> None:
         fan_in, _ = _fans(array.shape)
@@ -67,7 +88,7 @@ class LeCunNormal(Initializer):
 class HeNormal(Initializer):
     def __init__(self, scale: float = 1.0, dtype=None) -> None:
         super().__init__(dtype)
-        self.scale = scale
+        self.scale = _checked_scale(self, scale)
 
     def __call__(self, array: np.ndarray) -> None:
         fan_in, _ = _fans(array.shape)
@@ -77,7 +98,7 @@ class HeNormal(Initializer):
 class GlorotUniform(Initializer):
     def __init__(self, scale: float = 1.0, dtype=None) -> None:
         super().__init__(dtype)
-        self.scale = scale
+        self.scale = _checked_scale(self, scale)
 
     def __call__(self, array: np.ndarray) -> None:
         fan_in, fan_out = _fans(array.shape)
@@ -88,7 +109,7 @@ class GlorotUniform(Initializer):
 class Uniform(Initializer):
     def __init__(self, scale: float = 0.05, dtype=None) -> None:
         super().__init__(dtype)
-        self.scale = scale
+        self.scale = _checked_scale(self, scale)
 
     def __call__(self, array: np.ndarray) -> None:
         array[...] = np.random.uniform(-self.scale, self.scale, array.shape)

@@ -12,11 +12,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphcore.attributes import Attr, check_arguments
+from graphcore.errors import ArgumentValueError
 from graphcore.links.link import Link
 from graphcore.variable import Parameter
 
 if TYPE_CHECKING:
     from graphcore.optimizers import Optimizer, UpdateRule
+
+_RATE = {"rate": Attr(float, low=0.0)}
+_THRESHOLD = {"threshold": Attr(float, low=0.0)}
+_BOUNDS = {"lower_bound": Attr(float), "upper_bound": Attr(float)}
 
 
 class WeightDecay:
@@ -27,6 +33,7 @@ class WeightDecay:
     timing = "pre"
 
     def __init__(self, rate: float) -> None:
+        check_arguments(type(self).__name__, _RATE, rate=rate)
         self.rate = rate
 
     def __call__(self, rule: UpdateRule, param: Parameter) -> None:
@@ -43,6 +50,7 @@ class Lasso:
     timing = "pre"
 
     def __init__(self, rate: float) -> None:
+        check_arguments(type(self).__name__, _RATE, rate=rate)
         self.rate = rate
 
     def __call__(self, rule: UpdateRule, param: Parameter) -> None:
@@ -59,6 +67,7 @@ class GradientClipping:
     timing = "pre"
 
     def __init__(self, threshold: float) -> None:
+        check_arguments(type(self).__name__, _THRESHOLD, threshold=threshold)
         self.threshold = threshold
 
     def __call__(self, optimizer: Optimizer) -> None:
@@ -78,6 +87,11 @@ class GradientHardClipping:
     timing = "pre"
 
     def __init__(self, lower_bound: float, upper_bound: float) -> None:
+        check_arguments(type(self).__name__, _BOUNDS, lower_bound=lower_bound,
+                        upper_bound=upper_bound)
+        if not lower_bound <= upper_bound:
+            raise ArgumentValueError(f"{type(self).__name__}: lower_bound {lower_bound} is above "
+                                     f"upper_bound {upper_bound}")
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.attributes import Attr, check_arguments
+from graphcore.errors import ArgumentTypeError
 from graphcore.links.link import Link
 from graphcore.optimizer_hooks import (
     GradientClipping,
@@ -28,7 +30,7 @@ from graphcore.optimizer_hooks import (
     Lasso,
     WeightDecay,
 )
-from graphcore.variable import Parameter
+from graphcore.variable import Parameter, Variable
 
 __all__ = [
     "SGD", "AdaDelta", "AdaDeltaRule", "AdaGrad", "AdaGradRule", "Adam", "AdamRule",
@@ -332,7 +334,8 @@ class Optimizer:
     def setup(self, link: Link) -> Optimizer:
         """Make ``link`` the target and give each of its parameters a fresh update rule."""
         if not isinstance(link, Link):
-            raise TypeError(f"an optimizer sets up a Link, got {type(link).__name__}")
+            raise ArgumentTypeError(f"{type(self).__name__}.setup: expected a Link (the model), "
+                                    f"got {type(link).__name__}")
         self.target = link
         self.t = 0
         self.epoch = 0
@@ -349,6 +352,9 @@ class Optimizer:
 
     def add_hook(self, hook: Callable, name: str | None = None, timing: str = "auto") -> None:
         """Register a hook: ``WeightDecay(rate)``, ``GradientClipping(threshold)``, ..."""
+        if not callable(hook):
+            raise ArgumentTypeError(f"{type(self).__name__}.add_hook: hook must be callable "
+                                    f"(e.g. WeightDecay(1e-4)), got {type(hook).__name__}")
         if self.target is None:
             raise RuntimeError("call setup(link) before add_hook")
         name = name or _hook_name(hook)
@@ -395,8 +401,14 @@ class Optimizer:
         if self.target is None:
             raise RuntimeError("call setup(link) before update")
         if lossfun is not None:
+            if not callable(lossfun):
+                raise ArgumentTypeError(f"{type(self).__name__}.update: lossfun must be callable "
+                                        f"(or omitted), got {type(lossfun).__name__}")
             self.target.cleargrads()
             loss = lossfun(*args, **kwargs)
+            if not isinstance(loss, Variable):
+                raise ArgumentTypeError(f"{type(self).__name__}.update: lossfun must return a "
+                                        f"Variable (the loss), got {type(loss).__name__}")
             loss.backward()
             del loss
         self.call_hooks("pre")
@@ -409,6 +421,14 @@ class Optimizer:
         self.epoch += 1
 
 
+_RATE = Attr(float, low=0.0)
+_DECAY = Attr(float, low=0.0, high=1.0)
+# The optimizers' constructor arguments (checked there; the Chainer-style attribute proxies
+# such as ``opt.lr = ...`` stay plain assignments).
+_HYPER = {"lr": _RATE, "momentum": _DECAY, "alpha": _RATE, "beta1": _DECAY, "beta2": _DECAY,
+          "eps": _RATE, "eta": _RATE, "weight_decay_rate": _RATE, "amsgrad": Attr(bool)}
+
+
 class SGD(Optimizer):
     """Plain stochastic gradient descent."""
 
@@ -416,6 +436,7 @@ class SGD(Optimizer):
 
     def __init__(self, lr: float = 0.01) -> None:
         super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr)
         self.hyperparam.lr = lr
 
     def create_update_rule(self) -> UpdateRule:
@@ -430,6 +451,7 @@ class MomentumSGD(Optimizer):
 
     def __init__(self, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr, momentum=momentum)
         self.hyperparam.lr = lr
         self.hyperparam.momentum = momentum
 
@@ -515,6 +537,8 @@ class Adam(Optimizer):
                  eps: float = 1e-8, eta: float = 1.0, weight_decay_rate: float = 0,
                  amsgrad: bool = False) -> None:
         super().__init__()
+        check_arguments(type(self).__name__, _HYPER, alpha=alpha, beta1=beta1, beta2=beta2,
+                        eps=eps, eta=eta, weight_decay_rate=weight_decay_rate, amsgrad=amsgrad)
         hp = self.hyperparam
         hp.alpha, hp.beta1, hp.beta2, hp.eps = alpha, beta1, beta2, eps
         hp.eta, hp.weight_decay_rate, hp.amsgrad = eta, weight_decay_rate, amsgrad

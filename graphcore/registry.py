@@ -14,34 +14,65 @@ from graphcore.function_node import FunctionNode
 _ops: dict[str, type[FunctionNode]] = {}
 
 
-def register_op(cls: type[FunctionNode] | None = None, *, name: str | None = None,
+def register_op(op: str | type[FunctionNode] | None = None,
+                cls: type[FunctionNode] | None = None, /, *, name: str | None = None,
                 replace: bool = False):
-    """Class decorator: make an op usable by name (specs, ``graphtool ops``, tests).
+    """Make an op usable by name (specs, ``graphtool ops``, tests). Returns the class.
 
-    >>> @register_op
+    Either a call or a class decorator; the name is the op's ``name`` attribute unless given:
+
+    >>> register_op("swish", Swish)          # a call: name, then the FunctionNode subclass
+    >>> @register_op                         # a decorator, using the class's ``name``
     ... class Cube(FunctionNode):
     ...     name = "cube"
-    ...     ...
+    >>> @register_op("cube")                 # a decorator with a name
+    >>> @register_op(name="cube", replace=True)   # replace an op registered before
+
+    A name already taken by another class raises ``RegistryError`` unless ``replace=True``;
+    a class redefined under the same module and name (a re-run cell or snippet) replaces the
+    old one.
     """
+    if isinstance(op, str):
+        if name is not None:
+            raise errors.ArgumentTypeError(f"register_op: the name is given twice ({op!r} and "
+                                           f"name={name!r})")
+        name, op = op, cls
+    elif cls is not None:
+        raise errors.ArgumentTypeError(
+            f"register_op(name, cls): the name (a str) comes first, got {type(op).__name__} "
+            f"then {type(cls).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise errors.ArgumentTypeError(f"register_op: name must be a str, got "
+                                       f"{type(name).__name__}")
 
     def add(op: type[FunctionNode]) -> type[FunctionNode]:
+        if not isinstance(op, type) or not issubclass(op, FunctionNode):
+            raise errors.ArgumentTypeError(
+                f"register_op: expected a FunctionNode subclass, got "
+                f"{op.__name__ if isinstance(op, type) else type(op).__name__}; "
+                "call register_op(\"name\", OpClass) or decorate the class with @register_op")
         key = name or op.name
         if not key or not isinstance(key, str):
-            raise errors.RegistryError(f"{op.__name__}: an op needs a string `name` to register")
-        if not issubclass(op, FunctionNode):
-            raise errors.RegistryError(f"{op.__name__}: ops must subclass FunctionNode")
-        if key in _ops and _ops[key] is not op and not replace:
+            raise errors.RegistryError(f"{op.__name__}: an op needs a string `name` to register "
+                                       f"(register_op(\"name\", {op.__name__}))")
+        if key in _ops and _ops[key] is not op and not replace and not _redefines(op, _ops[key]):
             raise errors.RegistryError(f"op name {key!r} is already registered by "
                                        f"{_ops[key].__module__}.{_ops[key].__name__}")
         op.name = key
         _ops[key] = op
         return op
 
-    return add(cls) if cls is not None else add
+    return add(op) if op is not None else add
+
+
+def _redefines(new: type, old: type) -> bool:
+    return (new.__module__, new.__qualname__) == (old.__module__, old.__qualname__)
 
 
 def get_op(name: str) -> type[FunctionNode]:
     """The op class registered as ``name``; the error suggests the closest names."""
+    if not isinstance(name, str):
+        raise errors.ArgumentTypeError(f"get_op: name must be a str, got {type(name).__name__}")
     try:
         return _ops[name]
     except KeyError:

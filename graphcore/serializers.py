@@ -21,7 +21,7 @@ from typing import IO, Any
 import numpy as np
 
 from graphcore.config import config
-from graphcore.errors import SerializationError
+from graphcore.errors import ArgumentTypeError, SerializationError
 from graphcore.links.link import Link
 from graphcore.optimizers import Optimizer
 
@@ -37,6 +37,7 @@ def save_npz(file: PathOrFile, obj: Link | Optimizer, compression: bool = True) 
     the model once first.
     """
     arrays = _collect(obj)
+    _check_file("save_npz", file, "write")
     savez = np.savez_compressed if compression else np.savez
     if not isinstance(file, str | os.PathLike):
         savez(file, **arrays)
@@ -66,6 +67,13 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
     array's shape is read from its header before any data is decompressed, so an array that
     does not fit an initialized parameter is refused without inflating it.
     """
+    if not isinstance(obj, Link | Optimizer):
+        raise ArgumentTypeError(f"load_npz loads into a Link or an Optimizer, got "
+                                f"{type(obj).__name__}")
+    _check_file("load_npz", file, "read")
+    if not isinstance(path, str):
+        raise ArgumentTypeError(f"load_npz: path must be a str (a key prefix), got "
+                                f"{type(path).__name__}")
     headers = npz_headers(file)
     if isinstance(obj, Link):
         for name, param in obj.namedparams():
@@ -86,11 +94,8 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
         loader = _Loader(npz, path, strict)
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
-        elif isinstance(obj, Link):
-            _load_link(loader, obj)
         else:
-            raise TypeError(f"load_npz loads into a Link or an Optimizer, got "
-                            f"{type(obj).__name__}")
+            _load_link(loader, obj)
         loader.finish()
 
 
@@ -144,7 +149,13 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
         return _optimizer_arrays(obj)
     if isinstance(obj, Link):
         return _link_arrays(obj)
-    raise TypeError(f"save_npz saves a Link or an Optimizer, got {type(obj).__name__}")
+    raise ArgumentTypeError(f"save_npz saves a Link or an Optimizer, got {type(obj).__name__}")
+
+
+def _check_file(api: str, file: object, method: str) -> None:
+    if not isinstance(file, str | os.PathLike) and not hasattr(file, method):
+        raise ArgumentTypeError(f"{api}: file must be a path or a binary file object, got "
+                                f"{type(file).__name__}")
 
 
 def _link_arrays(link: Link) -> dict[str, np.ndarray]:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphcore import errors
+
 if TYPE_CHECKING:
     from graphcore.function_node import FunctionNode
 
@@ -33,7 +35,13 @@ class Variable:
     def __init__(self, array: np.ndarray | None = None, name: str | None = None,
                  grad: np.ndarray | None = None, requires_grad: bool = True) -> None:
         self._array = _check_array(array)
-        self._grad = grad
+        if name is not None and not isinstance(name, str):
+            raise errors.ArgumentTypeError(
+                f"Variable: name must be a str or None, got {type(name).__name__}")
+        if not isinstance(requires_grad, bool | np.bool_):
+            raise errors.ArgumentTypeError(
+                f"Variable: requires_grad must be True or False, got {requires_grad!r}")
+        self._grad = _check_grad(self._array, grad, "Variable: grad")
         self.creator: FunctionNode | None = None
         self.name = name
         self.requires_grad = requires_grad
@@ -78,9 +86,7 @@ class Variable:
 
     @grad.setter
     def grad(self, value: np.ndarray | None) -> None:
-        if value is not None and not isinstance(value, np.ndarray):
-            raise TypeError(f"grad must be a numpy.ndarray or None, got {type(value).__name__}")
-        self._grad = value
+        self._grad = _check_grad(self._array, value, "Variable.grad")
 
     @property
     def grad_var(self) -> Variable | None:
@@ -92,6 +98,11 @@ class Variable:
 
     @grad_var.setter
     def grad_var(self, value: Variable | None) -> None:
+        if value is not None:
+            if not isinstance(value, Variable):
+                raise errors.ArgumentTypeError(f"Variable.grad_var must be a Variable or None, "
+                                               f"got {type(value).__name__}")
+            _check_grad(self._array, value._array, "Variable.grad_var")
         self._grad = value
 
     def cleargrad(self) -> None:
@@ -162,13 +173,42 @@ class Variable:
         raise TypeError("the truth value of a Variable is ambiguous; use x.array for control flow")
 
 
+# Array kinds no op computes with: object, text, bytes, structured, dates and durations.
+_NOT_NUMERIC = frozenset("OUSVMm")
+
+
 def _check_array(array: object) -> np.ndarray | None:
-    if array is None or type(array) is np.ndarray:
+    if array is None:
         return array
-    if isinstance(array, np.ndarray | np.generic):
-        return np.asarray(array)
-    raise TypeError(
-        f"Variable holds a numpy.ndarray, got {type(array).__name__}; wrap it with np.asarray")
+    if type(array) is not np.ndarray:
+        if not isinstance(array, np.ndarray | np.generic):
+            raise errors.ArgumentTypeError(
+                f"Variable holds a numpy.ndarray, got {type(array).__name__}; wrap it with "
+                "np.asarray")
+        array = np.asarray(array)
+    if array.dtype.kind in _NOT_NUMERIC:
+        raise errors.DTypeError(
+            f"Variable holds a numeric (bool, integer, float) array, got dtype {array.dtype}")
+    return array
+
+
+def _check_grad(array: np.ndarray | None, grad: object, where: str) -> np.ndarray | None:
+    """A gradient must match its Variable (Chainer's rule): an array of its shape and, for a
+    floating-point Variable, its dtype; anything else would be summed into wrong results."""
+    if grad is None:
+        return None
+    if not isinstance(grad, np.ndarray):
+        raise errors.ArgumentTypeError(
+            f"{where} must be a numpy.ndarray or None, got {type(grad).__name__}")
+    if array is None:
+        return grad
+    if grad.shape != array.shape:
+        raise errors.ShapeError(f"{where}: a gradient of shape {grad.shape} for a Variable of "
+                                f"shape {array.shape}")
+    if array.dtype.kind == "f" and grad.dtype != array.dtype:
+        raise errors.DTypeError(f"{where}: a gradient of dtype {grad.dtype} for a Variable of "
+                                f"dtype {array.dtype}")
+    return grad
 
 
 def new_output(array: np.ndarray, creator: FunctionNode, index: int, rank: int) -> Variable:
@@ -201,7 +241,10 @@ def as_variable(x: Variable | np.ndarray) -> Variable:
     """Return ``x`` if it is a Variable, else a constant Variable holding it (Chainer's name)."""
     if isinstance(x, Variable):
         return x
-    return constant(np.asarray(x))
+    if not isinstance(x, np.ndarray | np.generic | int | float):
+        raise errors.ArgumentTypeError(f"as_variable takes a Variable or a numpy array, got "
+                                       f"{type(x).__name__}")
+    return constant(_check_array(np.asarray(x)))
 
 
 def as_array(x: Variable | np.ndarray) -> np.ndarray:
@@ -223,6 +266,12 @@ class Parameter(Variable):
         array = None
         if isinstance(initializer, np.ndarray):
             array, initializer = initializer, None
+        elif not (initializer is None or callable(initializer) or (
+                isinstance(initializer, int | float | np.number)
+                and not isinstance(initializer, bool))):
+            raise errors.ArgumentTypeError(
+                f"Parameter: initializer must be None, a number, a numpy array or an "
+                f"initializer (a callable filling an array), got {type(initializer).__name__}")
         super().__init__(array, name=name)
         self.initializer = initializer
         self.update_rule = None
@@ -235,6 +284,14 @@ class Parameter(Variable):
 
     def initialize(self, shape: tuple[int, ...]) -> None:
         from graphcore import initializers
+
+        if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+            shape = (int(shape),)
+        if not isinstance(shape, tuple | list) or not all(
+                isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 0
+                for n in shape):
+            raise errors.ArgumentTypeError(f"Parameter: shape must be a tuple of non-negative "
+                                           f"ints, got {shape!r}")
 
         self._array = initializers.generate_array(self.initializer, shape)
         self._grad = None

@@ -236,5 +236,5 @@ def test_add_link_on_chain_and_chainlist():
     chain_list = graphcore.ChainList()
     chain_list.add_link(L.Linear(2, 2))
     assert [name for name, _ in chain_list.namedparams()] == ["/0/W", "/0/b"]
-    with pytest.raises(TypeError, match="links"):
+    with pytest.raises(TypeError, match="takes a Link"):
         chain_list.add_link(F.relu)

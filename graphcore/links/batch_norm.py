@@ -7,10 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from graphcore import initializers
+from graphcore.attributes import Attr, check_arguments
 from graphcore.config import config
+from graphcore.errors import ArgumentTypeError, ShapeError
 from graphcore.functions import batch_normalization, fixed_batch_normalization
 from graphcore.links.link import Link
-from graphcore.variable import Parameter, as_array
+from graphcore.variable import Parameter, Variable, as_array
+
+_ARGS = {"size": Attr((int, type(None)), low=1), "decay": Attr(float, low=0.0, high=1.0),
+         "eps": Attr(float, low=0.0), "use_gamma": Attr(bool), "use_beta": Attr(bool)}
 
 
 class BatchNormalization(Link):
@@ -32,6 +37,8 @@ class BatchNormalization(Link):
                  dtype=None, use_gamma: bool = True, use_beta: bool = True,
                  initial_gamma=None, initial_beta=None) -> None:
         super().__init__()
+        check_arguments(type(self).__name__, _ARGS, size=size, decay=decay, eps=eps,
+                        use_gamma=use_gamma, use_beta=use_beta)
         self.decay = decay
         self.eps = eps
         self._dtype = np.dtype(dtype or config.dtype)
@@ -58,6 +65,12 @@ class BatchNormalization(Link):
 
     def forward(self, x, finetune: bool = False):
         if self.avg_mean is None:
+            if not isinstance(x, Variable | np.ndarray):
+                raise ArgumentTypeError(f"{type(self).__name__}: input must be a Variable or a "
+                                        f"numpy array, got {type(x).__name__}")
+            if x.ndim < 2:
+                raise ShapeError(f"{type(self).__name__}: input must have a channel axis "
+                                 f"(batch, channels, ...), got shape {x.shape}")
             self._initialize(x.shape[1])
         size = self.avg_mean.shape[0]
         gamma = self.gamma if self.gamma is not None else np.ones(size, x.dtype)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from graphcore import initializers
+from graphcore.attributes import Attr, check_arguments
 from graphcore.links.link import Link
 from graphcore.ops.embed import embed_id
 from graphcore.variable import Parameter
+
+_ARGS = {"in_size": Attr(int, low=1), "out_size": Attr(int, low=1),
+         "ignore_label": Attr((int, type(None)))}
 
 
 class EmbedID(Link):
@@ -20,6 +24,8 @@ class EmbedID(Link):
     def __init__(self, in_size: int, out_size: int, initialW=None,
                  ignore_label: int | None = None) -> None:
         super().__init__()
+        check_arguments(type(self).__name__, _ARGS, in_size=in_size, out_size=out_size,
+                        ignore_label=ignore_label)
         self.ignore_label = ignore_label
         if initialW is None:
             initialW = initializers.Normal(1.0)  # Chainer's default for embeddings

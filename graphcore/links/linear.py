@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from graphcore.errors import ShapeError
+import numpy as np
+
+from graphcore.attributes import Attr, check_arguments
+from graphcore.errors import ArgumentTypeError, ShapeError
 from graphcore.links.link import Link
 from graphcore.ops.linalg import LinearFunction
-from graphcore.variable import Parameter
+from graphcore.variable import Parameter, Variable
+
+SIZE = Attr((int, type(None)), low=1)
+_ARGS = {"in_size": SIZE, "out_size": Attr(int, low=1), "nobias": Attr(bool)}
 
 
 class Linear(Link):
@@ -20,6 +26,11 @@ class Linear(Link):
         super().__init__()
         if out_size is None:
             in_size, out_size = None, in_size
+        if out_size is None:
+            raise ArgumentTypeError("Linear: argument 'out_size' is required: Linear(in_size, "
+                                    "out_size), or Linear(out_size) to infer in_size")
+        check_arguments(type(self).__name__, _ARGS, in_size=in_size, out_size=out_size,
+                        nobias=nobias)
         self.out_size = out_size
         with self.init_scope():
             self.W = Parameter(initialW)
@@ -33,6 +44,9 @@ class Linear(Link):
     def forward(self, x):
         W = self.W
         if W._array is None:
+            if not isinstance(x, Variable | np.ndarray):
+                raise ArgumentTypeError(f"{type(self).__name__}: input must be a Variable or a "
+                                        f"numpy array, got {type(x).__name__}")
             if not x.shape:
                 raise ShapeError(f"Linear: cannot infer the input size from a 0-d input; "
                                  f"expected (..., in), got {x.shape}")

@@ -111,9 +111,15 @@ class Link:
 
     def copyparams(self, other: Link) -> None:
         """Copy ``other``'s parameter values into this link's arrays, in place."""
+        if not isinstance(other, Link):
+            raise TypeError(f"{type(self).__name__}.copyparams takes a Link, got "
+                            f"{type(other).__name__}")
         mine = dict(self.namedparams())
         for name, p in other.namedparams():
-            target = mine[name]
+            target = mine.get(name)
+            if target is None:
+                raise ValueError(f"{type(self).__name__}.copyparams: this link has no "
+                                 f"parameter {name!r} (its parameters: {', '.join(mine)})")
             if target.array is None:
                 target.array = p.array.copy()
             else:
@@ -256,7 +262,8 @@ class ChainList(Link):
 
     def append(self, link: Link) -> None:
         if not isinstance(link, Link):
-            raise TypeError(f"ChainList holds links, got {type(link).__name__}")
+            raise TypeError(f"{type(self).__name__}.append takes a Link, got "
+                            f"{type(link).__name__}")
         _structure[0] += 1
         link.name = str(len(self._children))
         self._children.append(link)

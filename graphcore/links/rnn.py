@@ -15,11 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.errors import ShapeError
+from graphcore.attributes import Attr, check_arguments
+from graphcore.errors import ArgumentTypeError, ShapeError
 from graphcore.functions import concat, lstm, sigmoid, split_axis, tanh
-from graphcore.links.linear import Linear
+from graphcore.links.linear import SIZE, Linear
 from graphcore.links.link import Chain
 from graphcore.variable import Variable
+
+
+def _check_sizes(owner: str, in_size: object, out_size: object) -> None:
+    if out_size is None:
+        raise ArgumentTypeError(f"{owner}: argument 'out_size' is required: {owner}(in_size, "
+                                f"out_size), or {owner}(out_size) to infer in_size")
+    check_arguments(owner, {"in_size": SIZE, "out_size": Attr(int, low=1)}, in_size=in_size,
+                    out_size=out_size)
 
 
 class RNN(Chain):
@@ -34,6 +43,7 @@ class RNN(Chain):
         super().__init__()
         if out_size is None:
             in_size, out_size = None, in_size
+        _check_sizes(type(self).__name__, in_size, out_size)
         self.state_size = out_size
         with self.init_scope():
             self.upward = Linear(in_size, out_size)
@@ -61,6 +71,7 @@ class LSTMBase(Chain):
         super().__init__()
         if out_size is None:
             in_size, out_size = None, in_size
+        _check_sizes(type(self).__name__, in_size, out_size)
         self.state_size = out_size
         with self.init_scope():
             self.upward = Linear(in_size, 4 * out_size, initialW=upward_init)
@@ -121,6 +132,9 @@ class LSTM(LSTMBase):
         self.c, self.h = c, h
 
     def forward(self, x):
+        if not isinstance(x, Variable | np.ndarray):
+            raise ArgumentTypeError(f"{type(self).__name__}: input must be a Variable or a "
+                                    f"numpy array, got {type(x).__name__}")
         batch = x.shape[0]
         h_rest = c_rest = None
         h = self.h

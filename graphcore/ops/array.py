@@ -9,10 +9,10 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import normalize_axis
+from graphcore.ops._checks import normalize_axis, numeric_dtype
 from graphcore.registry import register_op
 
-_SHAPE = Attr((tuple, list), required=True, doc="target shape")
+_SHAPE = Attr((tuple, list), required=True, items=int, doc="target shape")
 
 
 @register_op
@@ -48,7 +48,8 @@ class Transpose(FunctionNode):
     name = "transpose"
     label = "Transpose"
     arity = 1
-    attributes = {"axes": Attr((tuple, list, type(None)), None, doc="permutation")}
+    attributes = {"axes": Attr((tuple, list, type(None)), None, items=int,
+                                 doc="permutation")}
 
     def __init__(self, axes=None) -> None:
         self.axes = tuple(axes) if axes is not None else None
@@ -131,7 +132,8 @@ class Cast(FunctionNode):
     label = "Cast"
     arity = 1
     elementwise = True
-    attributes = {"dtype": Attr(str, required=True, doc="numpy dtype name, e.g. float64")}
+    attributes = {"dtype": Attr(str, required=True, doc="numpy dtype name, e.g. float64",
+                                check=numeric_dtype)}
 
     def __init__(self, dtype) -> None:
         self.dtype = np.dtype(dtype)
@@ -212,7 +214,7 @@ class SplitAxis(FunctionNode):
     label = "SplitAxis"
     arity = 1
     attributes = {
-        "indices_or_sections": Attr((int, tuple, list), required=True,
+        "indices_or_sections": Attr((int, tuple, list), required=True, items=int,
                                     doc="number of equal parts, or split points"),
         "axis": Attr(int, 0, doc="axis to split"),
     }
@@ -350,11 +352,19 @@ def cast(x, dtype):
 
 
 def concat(xs, axis: int = 1):
-    return Concat(axis).apply(tuple(xs))[0]
+    return Concat(axis).apply(_sequence("concat", xs))[0]
 
 
 def stack(xs, axis: int = 0):
-    return Stack(axis).apply(tuple(xs))[0]
+    return Stack(axis).apply(_sequence("stack", xs))[0]
+
+
+def _sequence(name: str, xs) -> tuple:
+    if not isinstance(xs, np.ndarray | str) and hasattr(xs, "__iter__") and not hasattr(
+            xs, "creator"):
+        return tuple(xs)
+    raise errors.ArgumentTypeError(f"{name}: xs must be a list or tuple of Variables or arrays, "
+                                   f"got {type(xs).__name__}")
 
 
 def split_axis(x, indices_or_sections, axis: int = 0, force_tuple: bool = True):

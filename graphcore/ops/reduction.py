@@ -10,7 +10,8 @@ from graphcore.function_node import Attr, FunctionNode
 from graphcore.registry import register_op
 
 AXIS_ATTRS = {
-    "axis": Attr((int, tuple, list, type(None)), None, doc="axes to reduce; null = all"),
+    "axis": Attr((int, tuple, list, type(None)), None, items=int,
+                 doc="axes to reduce; null = all"),
     "keepdims": Attr(bool, False, doc="keep reduced axes with length 1"),
 }
 

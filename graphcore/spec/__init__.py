@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
+from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
 from graphcore.spec.inputs import input_rng, make_inputs
 from graphcore.spec.interpreter import (
     PathEntry,
@@ -39,10 +40,22 @@ def run(spec: Spec, *, seed: int | None = None, model: SpecModel | None = None,
         input_overrides: Mapping[str, str] | None = None, stdin: BinaryIO | None = None,
         inputs: Mapping[str, Any] | None = None, backward: bool = True,
         ) -> tuple[RunResult, SpecModel]:
-    """Build the model (unless given), make the inputs (unless given) and run once."""
+    """Build the model (unless given), make the inputs (unless given) and run once.
+
+    ``inputs`` maps every input the spec declares to a numpy array (a list of arrays for a
+    sequence input, one per example); wrong arguments raise ``ArgumentTypeError`` or
+    ``ArgumentValueError`` naming ``run`` and the argument.
+    """
+    check_spec("graphcore.spec.run", spec)
+    check_seed("graphcore.spec.run", seed)
+    if model is not None:
+        check_model("graphcore.spec.run", model)
+    if inputs is not None:
+        check_inputs("graphcore.spec.run", spec, inputs)
     seed = spec.seed if seed is None else seed
     if model is None:
         model = build_model(spec, seed)
     if inputs is None:
         inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     return run_spec(spec, model, inputs, backward=backward, seed=seed), model
+

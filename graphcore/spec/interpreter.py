@@ -25,6 +25,7 @@ from graphcore.links.link import Chain, Link
 from graphcore.plugins import PluginError
 from graphcore.registry import get_op
 from graphcore.spec import predicate as pred
+from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
 from graphcore.spec.layers import LAYERS
 from graphcore.spec.model import (
     PREVIOUS,
@@ -90,6 +91,8 @@ class SpecModel(Chain):
 
 def build_model(spec: Spec, seed: int | None = None) -> SpecModel:
     """Create the spec's parameters (eagerly where sizes are known), seeded by the spec."""
+    check_spec("build_model", spec)
+    check_seed("build_model", seed)
     with seeded(spec.seed if seed is None else seed):
         return SpecModel(spec)
 
@@ -99,6 +102,9 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     """Run ``spec`` forward on ``inputs`` (arrays, or lists of arrays for sequence inputs) and,
     when it has a loss and ``backward`` is set, backward; gradients land in ``model``'s
     parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step."""
+    check_spec("run_spec", spec)
+    check_model("run_spec", model)
+    check_inputs("run_spec", spec, inputs)
     n = _example_count(spec, inputs)
     model.cleargrads()
     path: list[PathEntry] = []
@@ -136,6 +142,9 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
 def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Variable:
     """The spec's loss as one Variable (the mean over examples for sequence inputs), with its
     whole graph: what gradient checks differentiate. Records no path and runs no backward."""
+    check_spec("loss_function", spec)
+    check_model("loss_function", model)
+    check_inputs("loss_function", spec, inputs)
     if spec.loss is None:
         raise errors.SpecRuntimeError("the spec has no loss to differentiate", spec.file,
                                       spec.loc.line if spec.loc else 0,

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from graphcore.errors import SpecError, SpecErrors
+from graphcore.errors import ArgumentTypeError, SpecError, SpecErrors
+from graphcore.spec.arguments import check_load_options
 from graphcore.spec.model import (
     DEFAULT_MAX_ELEMENTS,
     PREVIOUS,
@@ -63,6 +64,10 @@ TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "l
 def load_spec_file(path: str | os.PathLike[str], overrides: Sequence[str] = (),
                    max_elements: int = DEFAULT_MAX_ELEMENTS) -> Spec:
     """Load and validate the spec at ``path`` (FileNotFoundError if it does not exist)."""
+    if not isinstance(path, str | os.PathLike):
+        raise ArgumentTypeError(f"load_spec_file: path must be a str or os.PathLike, got "
+                                f"{type(path).__name__}")
+    check_load_options("load_spec_file", overrides, max_elements)
     path = Path(path)
     root = load_yaml_file(path)
     return _Loader(root, str(path), str(path.parent), max_elements).load(overrides, path.stem)
@@ -72,6 +77,9 @@ def load_spec_text(text: str, file: str = "<spec>", folder: str = ".",
                    overrides: Sequence[str] = (), max_elements: int = DEFAULT_MAX_ELEMENTS,
                    default_name: str = "spec") -> Spec:
     """Load and validate spec ``text``; ``file`` names it in errors, ``folder`` anchors paths."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"load_spec_text: text must be a str, got {type(text).__name__}")
+    check_load_options("load_spec_text", overrides, max_elements)
     root = load_yaml(text, file)
     return _Loader(root, file, folder, max_elements).load(overrides, default_name)
 

@@ -186,6 +186,17 @@ class StepsReader(ControlFlowReader):
             self.error(node.loc, f"attribute '{key}' of '{op}' must be "
                        f"{describe_types(types)}, got {self.show(node)}", trap(node))
             return INVALID
+        if attr.items is int and isinstance(value, list) and not all(
+                type(v) is int for v in value):
+            self.error(node.loc, f"attribute '{key}' of '{op}' must be a list of integers, "
+                       f"got {value}")
+            return INVALID
+        if attr.check is not None:
+            try:
+                attr.check(value)
+            except (TypeError, ValueError) as e:
+                self.error(node.loc, f"attribute '{key}' of '{op}' {e}")
+                return INVALID
         if attr.choices is not None and value not in attr.choices:
             self.error(node.loc, f"attribute '{key}' of '{op}' must be one of "
                        f"{', '.join(map(str, attr.choices))}, got {self.show(node)}",

@@ -28,6 +28,7 @@ from graphcore import errors
 from graphcore.config import config
 from graphcore.function_node import FunctionNode, _double
 from graphcore.links.link import Link
+from graphcore.static.arguments import check_call_inputs, check_compile_arguments
 from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport, run_passes, select
 from graphcore.static.trace import Trace, trace
@@ -182,6 +183,7 @@ def compile(target: Callable[..., Any] | Link, *, params: Link | dict | None = N
     for a Link they are its own. ``passes`` selects passes (``["-fuse"]`` turns one off).
     Arguments are arrays, Variables, or (nested) lists and tuples of them.
     """
+    check_compile_arguments("compile", target, params, passes, cache_size, name)
     if isinstance(target, Link):
         return CompiledFunction(target, target if params is None else params, passes,
                                 cache_size, name or type(target).__name__)
@@ -259,6 +261,7 @@ class CompiledFunction:
             raise errors.TraceError(f"a compiled function's keyword arguments must not be "
                                     f"named like its positional ones (x0, x1, ...): {names}")
         inputs = dict(zip(names, arrays, strict=True))
+        check_call_inputs(self.name, inputs)  # on a cache miss only: replay stays lean
         wanted_names = tuple([names[i] for i in wanted])
 
         def call(variables: dict[str, Variable]) -> Any:
@@ -293,6 +296,8 @@ class CompiledFunction:
 def static_graph(method: Callable | None = None, **options: Any):
     """Decorator for a Chain's ``forward`` (Chainer's name): each instance gets its own
     compiled program over its own parameters."""
+    check_compile_arguments("static_graph", method, None, options.get("passes"),
+                            options.get("cache_size", 16), None)
 
     def wrap(m: Callable) -> Callable:
         attr = f"_static_{m.__name__}"

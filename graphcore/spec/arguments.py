@@ -1,0 +1,73 @@
+"""Checks of the arguments of the spec API (``run``, ``build_model``, ``run_spec``, ...).
+
+Each raises ``ArgumentTypeError``/``ArgumentValueError`` naming the function and the argument,
+so a wrong call fails where it is made rather than as an ``AttributeError`` deep inside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from graphcore.errors import ArgumentTypeError, ArgumentValueError
+from graphcore.spec.model import Spec
+from graphcore.variable import Variable
+
+
+def check_spec(api: str, spec: Any) -> None:
+    if not isinstance(spec, Spec):
+        raise ArgumentTypeError(f"{api}: spec must be a loaded Spec (from load_spec_file or "
+                                f"load_spec_text), got {type(spec).__name__}")
+
+
+def check_seed(api: str, seed: Any) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise ArgumentTypeError(f"{api}: seed must be an int or None, got {type(seed).__name__}")
+
+
+def check_model(api: str, model: Any) -> None:
+    from graphcore.spec.interpreter import SpecModel  # the interpreter imports this module
+
+    if not isinstance(model, SpecModel):
+        raise ArgumentTypeError(f"{api}: model must be a SpecModel (from build_model), got "
+                                f"{type(model).__name__}")
+
+
+def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
+    """``inputs`` maps exactly the spec's inputs to numeric arrays (lists of them, one per
+    example, for sequence inputs)."""
+    if not isinstance(inputs, Mapping):
+        raise ArgumentTypeError(f"{api}: inputs must map input names to arrays, got "
+                                f"{type(inputs).__name__}")
+    for name in spec.inputs:
+        if name not in inputs:
+            raise ArgumentValueError(f"{api}: inputs lacks the spec's input '{name}'")
+    for name, value in inputs.items():
+        declared = spec.inputs.get(name)
+        if declared is None:
+            raise ArgumentValueError(f"{api}: inputs has '{name}', which the spec does not "
+                                     f"declare (its inputs: {', '.join(spec.inputs)})")
+        examples = value if declared.lengths is not None and isinstance(value, list) else [value]
+        for v in examples:
+            if not isinstance(v, np.ndarray | Variable):
+                raise ArgumentTypeError(
+                    f"{api}: input '{name}' must be a numpy array"
+                    + (" or a list of arrays (one per example)" if declared.lengths else "")
+                    + f", got {type(v).__name__}")
+            if v.dtype.kind not in "biuf":
+                raise ArgumentTypeError(f"{api}: input '{name}' must hold numbers, got dtype "
+                                        f"{v.dtype}")
+
+
+def check_load_options(api: str, overrides: Any, max_elements: Any) -> None:
+    if isinstance(overrides, str) or not isinstance(overrides, list | tuple) or not all(
+            isinstance(o, str) for o in overrides):
+        raise ArgumentTypeError(f"{api}: overrides must be a list of 'params.NAME=VALUE' "
+                                f"strings, got {overrides!r}"[:200])
+    if isinstance(max_elements, bool) or not isinstance(max_elements, int):
+        raise ArgumentTypeError(f"{api}: max_elements must be an int, got "
+                                f"{type(max_elements).__name__}")
+    if max_elements < 1:
+        raise ArgumentValueError(f"{api}: max_elements must be at least 1, got {max_elements}")
