@@ -22,7 +22,14 @@ from graphcore.ops.array import (
     sum_to,
     transpose,
 )
+from graphcore.ops.convolution import (
+    convolution_1d,
+    convolution_2d,
+    deconvolution_1d,
+    deconvolution_2d,
+)
 from graphcore.ops.embed import embed_id
+from graphcore.ops.evaluation import accuracy
 from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.loss import (
     log_softmax,
@@ -33,6 +40,13 @@ from graphcore.ops.loss import (
 )
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
+from graphcore.ops.normalization import local_response_normalization
+from graphcore.ops.pooling import (
+    average_pooling_1d,
+    average_pooling_2d,
+    max_pooling_1d,
+    max_pooling_2d,
+)
 from graphcore.ops.reduction import max, mean, min, prod, sum
 
 __all__ = [
@@ -43,6 +57,10 @@ __all__ = [
     "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
     "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
     "tanh", "transpose", "where",
+    # convolutional models
+    "accuracy", "average_pooling_1d", "average_pooling_2d", "convolution_1d", "convolution_2d",
+    "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
+    "max_pooling_2d",
 ]
 
 abs = absolute  # noqa: A001

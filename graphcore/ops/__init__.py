@@ -4,11 +4,15 @@ from graphcore.ops import (  # noqa: F401
     activation,
     arithmetic,
     array,
+    convolution,
     embed,
+    evaluation,
     linalg,
     loss,
     math,
     noise,
+    normalization,
+    pooling,
     reduction,
 )
 from graphcore.registry import all_ops as _all_ops  # noqa: E402

@@ -191,6 +191,20 @@ class StepsReader(ControlFlowReader):
                        f"{', '.join(map(str, attr.choices))}, got {show(node)}",
                        did_you_mean(str(value), map(str, attr.choices)))
             return INVALID
+        if isinstance(value, list) and (attr.low is not None or attr.high is not None):
+            # a size per axis (ksize: [5, 3]): each element obeys the attribute's range
+            for element in value:
+                if not isinstance(element, int | float) or isinstance(element, bool):
+                    self.error(node.loc, f"attribute '{key}' of '{op}' must hold numbers, got "
+                               f"{show(node)}")
+                    return INVALID
+                if (attr.low is not None and element < attr.low) or (
+                        attr.high is not None and element > attr.high):
+                    bound = (f"at least {attr.low}" if attr.low is not None
+                             and element < attr.low else f"at most {attr.high}")
+                    self.error(node.loc, f"each element of attribute '{key}' of '{op}' must "
+                               f"be {bound}, got {element}")
+                    return INVALID
         if isinstance(value, int | float) and not isinstance(value, bool):
             if attr.low is not None and value < attr.low:
                 self.error(node.loc, f"attribute '{key}' of '{op}' must be at least "
