@@ -61,8 +61,9 @@ def _covers_all(spatial, out, ksize, stride, pad, dilate) -> bool:
 # --- array kernels (also used by static mode) ----------------------------------------------
 
 def conv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, pad, dilate,
-                 groups: int, out) -> np.ndarray:
-    """``y[n, o] = sum_c,k W[o, c, k] x[n, c, s * j + d * k - p] (+ b[o])``, per group."""
+                 groups: int, out) -> tuple[np.ndarray, np.ndarray]:
+    """``y[n, o] = sum_c,k W[o, c, k] x[n, c, s * j + d * k - p] (+ b[o])``, per group;
+    returns ``y`` and the columns of ``x`` (the filter gradient reuses them)."""
     n, c = x.shape[:2]
     oc, ksize = W.shape[0], W.shape[2:]
     col = im2col(x, ksize, stride, pad, dilate, out)
@@ -78,15 +79,17 @@ def conv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, pad
         np.copyto(result, y)
     else:
         np.add(y, b.reshape((oc,) + (1,) * len(out)), out=result)
-    return result
+    return result, col
 
 
 def conv_grad_w(x: np.ndarray, gy: np.ndarray, ksize, stride, pad, dilate,
-                groups: int) -> np.ndarray:
-    """The filter gradient of ``conv_forward``: ``(out_channels, C / groups, *ksize)``."""
+                groups: int, col: np.ndarray | None = None) -> np.ndarray:
+    """The filter gradient of ``conv_forward``: ``(out_channels, C / groups, *ksize)``
+    (``col``: the columns of ``x`` if the forward kept them)."""
     n, c = x.shape[:2]
     oc, out = gy.shape[1], gy.shape[2:]
-    col = im2col(x, ksize, stride, pad, dilate, out)
+    if col is None:
+        col = im2col(x, ksize, stride, pad, dilate, out)
     ck = (c // groups) * math.prod(ksize)
     no = n * math.prod(out)
     gy_t = gy.swapaxes(0, 1).reshape(oc, no)
@@ -143,7 +146,9 @@ class _Conv(FunctionNode):
         _check_conv(self.label, self.ndim, x, W, b, self.groups, "out")
         out = out_shape(self.label, x.shape[2:], W.shape[2:], self.stride, self.pad,
                         self.dilate, self.cover_all)
-        return conv_forward(x, W, b, self.stride, self.pad, self.dilate, self.groups, out),
+        y, self._saved = conv_forward(x, W, b, self.stride, self.pad, self.dilate,
+                                      self.groups, out)
+        return y,
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -153,8 +158,13 @@ class _Conv(FunctionNode):
             gx = _apply(self._deconv(self.stride, self.pad, tuple(x.shape[2:]), self.dilate,
                                      self.groups), gy, W)
         if 1 in indexes:
-            gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad, self.dilate,
-                                     self.groups), x, gy)
+            col = getattr(self, "_saved", None)
+            if isinstance(gy, np.ndarray) and col is not None:
+                gW = conv_grad_w(x, gy, W.shape[2:], self.stride, self.pad, self.dilate,
+                                 self.groups, col)
+            else:
+                gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad,
+                                         self.dilate, self.groups), x, gy)
         if 2 in indexes:
             gb = g.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)

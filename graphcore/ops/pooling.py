@@ -11,6 +11,7 @@ constant filter (``deconvolution``).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -67,6 +68,7 @@ class _MaxPooling(_Pooling):
     """The maximum of each window; ``cover_all`` (default) adds a last partial window."""
 
     __slots__ = ()
+    _out_keep = (0,)
     attributes = {**_POOL_ATTRS,
                   "cover_all": Attr(bool, True, doc="add a last partial window so every "
                                     "input element is covered")}
@@ -76,38 +78,73 @@ class _MaxPooling(_Pooling):
 
     def forward(self, inputs):
         x, = inputs
-        xp, out, view = self._windows(x, -np.inf)
-        nd = self.ndim
-        col = view.reshape(view.shape[:2 + nd] + (-1,))  # a copy: windows overlap in memory
-        where = col.argmax(axis=-1)
-        y = np.take_along_axis(col, where[..., None], axis=-1)[..., 0]
-        # flat positions of each maximum in the padded input, for backward
-        offsets = np.unravel_index(where, self.ksize)
-        n, c = x.shape[:2]
-        flat = np.arange(n * c).reshape((n, c) + (1,) * nd) * math.prod(xp.shape[2:])
-        for i in range(nd):
-            rows = (np.arange(out[i]) * self.stride[i]).reshape(
-                (out[i],) + (1,) * (nd - 1 - i))
-            flat = flat + (offsets[i] + rows) * math.prod(xp.shape[3 + i:])
-        self._saved = (flat.reshape(-1), xp.shape, x.shape)
+        xp, out, _ = self._windows(x, -np.inf)
+        # One elementwise maximum per window offset (an argmax along a short last axis is
+        # many times slower); backward finds which offset held each maximum.
+        y = None
+        for taps in self._taps(out):
+            if y is None:
+                y = xp[taps].copy()
+            else:
+                np.maximum(y, xp[taps], out=y)
+        self._saved = (xp, x.shape)
         return y,
+
+    def _taps(self, out):
+        """For each window offset, the index of the input elements it reads in every window."""
+        for offset in itertools.product(*(range(k) for k in self.ksize)):
+            yield (slice(None), slice(None)) + tuple(
+                slice(j, j + s * (o - 1) + 1, s)
+                for j, s, o in zip(offset, self.stride, out, strict=True))
+
+    def _winners(self, xp: np.ndarray, y: np.ndarray):
+        """For each window offset, the mask of windows whose maximum it holds (the first
+        offset holding it, on ties, as an argmax would)."""
+        done = np.zeros(y.shape, bool)
+        picked = np.empty(y.shape, bool)
+        for k, taps in enumerate(self._taps(y.shape[2:])):
+            np.equal(xp[taps], y, out=picked)
+            if k:
+                np.greater(picked, done, out=picked)  # picked and not done
+            np.logical_or(done, picked, out=done)
+            yield k, taps, picked
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
-        flat, padded_shape, shape = self._saved
-        size = math.prod(padded_shape)
+        xp, shape = self._saved
+        y = self.output_array(0)
         crop = self._crop(shape[2:])
         if isinstance(gy, np.ndarray):
-            if all(s >= k for s, k in zip(self.stride, self.ksize, strict=True)):
-                gxp = np.zeros(size, gy.dtype)  # windows do not overlap: no index repeats
-                gxp[flat] = gy.reshape(-1)
-            else:
-                gxp = np.bincount(flat, gy.reshape(-1), size).astype(gy.dtype, copy=False)
-            gx = gxp.reshape(padded_shape)
-            return (gx[crop].copy() if padded_shape != shape else gx),
+            gxp = np.zeros(xp.shape, gy.dtype)
+            disjoint = all(s >= k for s, k in zip(self.stride, self.ksize, strict=True))
+            part = None if disjoint else np.empty(gy.shape, gy.dtype)
+            for _, taps, picked in self._winners(xp, y):
+                if disjoint:  # each input element is in one window: write in place
+                    np.multiply(gy, picked, out=gxp[taps])
+                else:
+                    np.multiply(gy, picked, out=part)
+                    gxp[taps] += part
+            return (np.ascontiguousarray(gxp[crop]) if xp.shape != shape else gxp),
+        where = np.zeros(y.shape, np.intp)
+        for k, _, picked in self._winners(xp, y):
+            where[picked] = k
+        flat = self._flat_positions(where, xp.shape)
+        size = math.prod(xp.shape)
         gxp = ScatterAdd(flat, (size,)).apply((Reshape((-1,)).apply((gy,))[0],))[0]
-        gx = Reshape(padded_shape).apply((gxp,))[0]
-        return (GetItem(crop).apply((gx,))[0] if padded_shape != shape else gx),
+        gx = Reshape(xp.shape).apply((gxp,))[0]
+        return (GetItem(crop).apply((gx,))[0] if xp.shape != shape else gx),
+
+    def _flat_positions(self, where: np.ndarray, padded_shape) -> np.ndarray:
+        """The flat index, in the padded input, of each window's maximum."""
+        nd = self.ndim
+        n, c, *out = where.shape
+        offsets = np.unravel_index(where, self.ksize)
+        flat = np.arange(n * c).reshape((n, c) + (1,) * nd) * math.prod(padded_shape[2:])
+        for i in range(nd):
+            rows = (np.arange(out[i]) * self.stride[i]).reshape(
+                (out[i],) + (1,) * (nd - 1 - i))
+            flat = flat + (offsets[i] + rows) * math.prod(padded_shape[3 + i:])
+        return flat.reshape(-1)
 
 
 class _AveragePooling(_Pooling):
