@@ -19,6 +19,7 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
+from graphcore.static import conv_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -274,6 +275,8 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "sigmoid": vjp_elementwise_unary, "exp": vjp_elementwise_unary,
        "add": vjp_add_sub, "sub": vjp_add_sub,
        "softmax_cross_entropy": vjp_softmax_cross_entropy}
+FORWARD.update(conv_kernels.FORWARD)  # convolution and pooling: static/conv_kernels.py
+VJP.update(conv_kernels.VJP)
 
 
 # --- fallbacks -------------------------------------------------------------------------------
