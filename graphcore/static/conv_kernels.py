@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from graphcore import errors
 from graphcore.ops._windows import window_view
 
 CONVOLUTIONS = ("convolution_2d", "convolution_1d")
@@ -77,10 +78,26 @@ def _grouped(a: np.ndarray, groups: int, rows: int, cols: int) -> np.ndarray:
     return a.reshape(rows, cols) if groups == 1 else a.reshape(groups, rows // groups, cols)
 
 
+def _activation(name: str | None, out: np.ndarray) -> list:
+    """The in-place steps of a fused activation (``convolution_act``)."""
+    if name is None:
+        return []
+    if name == "relu":
+        return [lambda: np.maximum(out, 0, out=out)]
+    if name == "tanh":
+        return [lambda: np.tanh(out, out=out)]
+    if name == "sigmoid":  # tanh(x / 2) / 2 + 1 / 2, as the op computes it
+        return [lambda: np.multiply(out, 0.5, out=out), lambda: np.tanh(out, out=out),
+                lambda: np.multiply(out, 0.5, out=out), lambda: np.add(out, 0.5, out=out)]
+    raise errors.TraceError(f"convolution_act: unknown activation {name!r}")
+
+
 def convolution(node, ins: list, out: np.ndarray, ctx) -> Any:
     x, W = ins[0], ins[1]
     b = ins[2] if len(ins) == 3 else None
     if x.dtype != W.dtype or not out.flags.c_contiguous:
+        if node.op == "convolution_act":  # no op to fall back to: the fusion needs this kernel
+            raise errors.TraceError(f"convolution_act: no kernel for {node.text()}")
         return None
     geo = _conv_geometry(node, x, W, out.shape[2:])
     g, oc, ck, no = geo["groups"], geo["oc"], geo["ck"], geo["no"]
@@ -94,6 +111,7 @@ def convolution(node, ins: list, out: np.ndarray, ctx) -> Any:
     as_nchw = product.reshape((oc, geo["n"]) + geo["out"]).swapaxes(0, 1)
     bias = None if b is None else b.reshape((oc,) + (1,) * len(geo["out"]))
     ctx.state[node.id] = {"col": cols}
+    activate = _activation(node.attrs.get("activation"), out)
 
     def run() -> None:
         if interior is not None:
@@ -104,6 +122,8 @@ def convolution(node, ins: list, out: np.ndarray, ctx) -> Any:
             np.copyto(out, as_nchw)
         else:
             np.add(as_nchw, bias, out=out)
+        for step in activate:
+            step()
 
     return run
 
@@ -275,7 +295,8 @@ def vjp_average_pooling(node, fwd, fwd_ins: list, fwd_out, gys: list, out: np.nd
     return run
 
 
-FORWARD = {**dict.fromkeys(CONVOLUTIONS, convolution), **dict.fromkeys(MAX_POOLING, max_pooling),
+FORWARD = {**dict.fromkeys(CONVOLUTIONS + ("convolution_act",), convolution),
+           **dict.fromkeys(MAX_POOLING, max_pooling),
            **dict.fromkeys(AVERAGE_POOLING, average_pooling)}
 VJP = {**dict.fromkeys(CONVOLUTIONS, vjp_convolution),
        **dict.fromkeys(MAX_POOLING, vjp_max_pooling),

@@ -229,10 +229,13 @@ def vjp_elementwise_unary(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: li
 
 def vjp_linear_act(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
                    ctx: Context) -> Step | None:
-    """A vjp whose forward node was fused into ``linear_act``: by its ``of`` op."""
+    """A vjp whose forward node was fused into ``linear_act`` (``matmul_bias``,
+    ``convolution_act``): by its ``of`` op."""
     of = node.attrs["of"]
     if of == "linear":
         return vjp_linear(node, fwd, fwd_ins, fwd_out, gys, out, ctx)
+    if of in conv_kernels.VJP:
+        return conv_kernels.VJP[of](node, fwd, fwd_ins, fwd_out, gys, out, ctx)
     return elementwise_step(f"vjp:{of}", {}, [gys[0], fwd_out], out, _scratch(out))
 
 

@@ -117,3 +117,17 @@ def test_lenet_static_equals_define_by_run_and_replays_without_allocating():
     small, large = _replay_peak(8), _replay_peak(32)
     assert small < 160 * 1024, f"replay allocated {small} bytes"
     assert large <= small + 4096, f"replay allocations grow with the batch: {small} -> {large}"
+
+
+def test_convolution_bias_and_activation_fuse_into_one_kernel():
+    np.random.seed(0)
+    model = LeNet()
+    step = graphcore.compile(model)
+    x, t = data(0, (2, 1, 28, 28), 10)
+    run(model, step, x, t)
+    graph = step.last.plan.graph
+    fused = [n for n in graph.nodes if n.op == "convolution_act"]
+    assert len(fused) == 2 and all(n.attrs["activation"] == "relu" for n in fused)
+    assert not [n for n in graph.nodes if n.op in ("convolution_2d", "relu")]
+    assert any("convolution_2d + " in note and "-> " in note
+               for r in step.last.reports if r.name == "fuse_linear" for note in r.notes)
