@@ -396,21 +396,27 @@ def _conv_backward(gy: np.ndarray, W: np.ndarray, col: np.ndarray, x_shape, need
     return gx, gW, gb
 
 
-def _pool2_forward(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """2x2 max pooling, stride 2 (even sizes): the output and each window's argmax."""
-    n, c, h, w = x.shape
-    win = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
-        n, c, h // 2, w // 2, 4)
-    where = win.argmax(axis=-1)
-    return np.take_along_axis(win, where[..., None], -1)[..., 0], where
+def _pool2_forward(x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """2x2 max pooling, stride 2 (even sizes): three elementwise maxima of the four strided
+    views (an argmax along a length-4 axis is several times slower); returns the views."""
+    taps = [x[:, :, i::2, j::2] for i in (0, 1) for j in (0, 1)]
+    y = np.maximum(taps[0], taps[1])
+    np.maximum(y, taps[2], out=y)
+    np.maximum(y, taps[3], out=y)
+    return y, taps
 
 
-def _pool2_backward(gy: np.ndarray, where: np.ndarray) -> np.ndarray:
+def _pool2_backward(gy: np.ndarray, y: np.ndarray, taps: list[np.ndarray]) -> np.ndarray:
+    """Each window's gradient to the first of its elements equal to the maximum."""
     n, c, oh, ow = gy.shape
-    g = np.zeros((n, c, oh, ow, 4), gy.dtype)
-    np.put_along_axis(g, where[..., None], gy[..., None], -1)
-    return g.reshape(n, c, oh, ow, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(
-        n, c, oh * 2, ow * 2)
+    gx = np.empty((n, c, oh * 2, ow * 2), gy.dtype)  # every element is in one window
+    taken = np.zeros(y.shape, bool)
+    for (i, j), tap in zip(((0, 0), (0, 1), (1, 0), (1, 1)), taps, strict=True):
+        hit = tap == y
+        hit &= ~taken
+        taken |= hit
+        np.multiply(gy, hit, out=gx[:, :, i::2, j::2])
+    return gx
 
 
 def lenet_floor(params: Sequence[np.ndarray], x: np.ndarray,
@@ -420,10 +426,10 @@ def lenet_floor(params: Sequence[np.ndarray], x: np.ndarray,
     n = len(x)
     a1, col1 = _conv_forward(x, W1, b1)
     np.maximum(a1, 0, out=a1)
-    p1, where1 = _pool2_forward(a1)
+    p1, taps1 = _pool2_forward(a1)
     a2, col2 = _conv_forward(p1, W2, b2)
     np.maximum(a2, 0, out=a2)
-    p2, where2 = _pool2_forward(a2)
+    p2, taps2 = _pool2_forward(a2)
     f = p2.reshape(n, -1)
     h3 = f @ W3.T
     h3 += b3
@@ -444,10 +450,10 @@ def lenet_floor(params: Sequence[np.ndarray], x: np.ndarray,
     g *= h3 > 0
     gW3, gb3 = g.T @ f, g.sum(axis=0)
     g = (g @ W3).reshape(p2.shape)
-    g = _pool2_backward(g, where2)
+    g = _pool2_backward(g, p2, taps2)
     g *= a2 > 0
     g, gW2, gb2 = _conv_backward(g, W2, col2, p1.shape, True)
-    g = _pool2_backward(g, where1)
+    g = _pool2_backward(g, p1, taps1)
     g *= a1 > 0
     _, gW1, gb1 = _conv_backward(g, W1, col1, x.shape, False)
     return loss, [gW1, gb1, gW2, gb2, gW3, gb3, gW4, gb4]
