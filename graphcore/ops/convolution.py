@@ -82,42 +82,54 @@ def conv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, pad
     return result, col
 
 
-def conv_grad_w(x: np.ndarray, gy: np.ndarray, ksize, stride, pad, dilate,
-                groups: int, col: np.ndarray | None = None) -> np.ndarray:
-    """The filter gradient of ``conv_forward``: ``(out_channels, C / groups, *ksize)``
-    (``col``: the columns of ``x`` if the forward kept them)."""
-    n, c = x.shape[:2]
-    oc, out = gy.shape[1], gy.shape[2:]
-    if col is None:
-        col = im2col(x, ksize, stride, pad, dilate, out)
-    ck = (c // groups) * math.prod(ksize)
-    no = n * math.prod(out)
-    gy_t = gy.swapaxes(0, 1).reshape(oc, no)
+def channel_rows(a: np.ndarray) -> np.ndarray:
+    """``(N, C, *spatial)`` as a contiguous ``(C, N * prod(spatial))`` matrix (a GEMM operand)."""
+    return a.swapaxes(0, 1).reshape(a.shape[1], -1)
+
+
+def grad_w_from_rows(rows: np.ndarray, col: np.ndarray, w_shape, groups: int) -> np.ndarray:
+    """The filter gradient from the output gradient's rows ``(OC, N * prod(out))`` and the
+    input's columns ``(C * prod(k), N * prod(out))``."""
+    oc, no = rows.shape
+    ck = col.size // no
     if groups == 1:
-        gW = gy_t @ col.reshape(ck, no).T
+        gW = rows @ col.reshape(ck, no).T
     else:
-        gW = gy_t.reshape(groups, oc // groups, no) @ col.reshape(groups, ck, no).swapaxes(1, 2)
-    return gW.reshape((oc, c // groups) + tuple(ksize))
+        gW = rows.reshape(groups, oc // groups, no) @ col.reshape(
+            groups, ck // groups, no).swapaxes(1, 2)
+    return gW.reshape(w_shape)
+
+
+def deconv_from_rows(rows: np.ndarray, W: np.ndarray, groups: int, n: int, spatial, outsize,
+                     stride, pad, dilate) -> np.ndarray:
+    """``col2im(W^T rows)``: the transposed convolution of an input given as its channel rows
+    ``(C_in, N * prod(spatial))``, with ``W: (C_in, out / groups, *k)``."""
+    cin, ocg, ksize = W.shape[0], W.shape[1], W.shape[2:]
+    ck = ocg * math.prod(ksize)
+    if groups == 1:
+        col = W.reshape(cin, ck).T @ rows
+    else:
+        cg = cin // groups
+        col = W.reshape(groups, cg, ck).swapaxes(1, 2) @ rows.reshape(groups, cg, -1)
+    col = col.reshape((ocg * groups,) + tuple(ksize) + (n,) + tuple(spatial))
+    return col2im(col, outsize, stride, pad, dilate)
+
+
+def conv_grad_w(x: np.ndarray, gy: np.ndarray, ksize, stride, pad, dilate,
+                groups: int) -> np.ndarray:
+    """The filter gradient of ``conv_forward``: ``(out_channels, C / groups, *ksize)``."""
+    col = im2col(x, ksize, stride, pad, dilate, gy.shape[2:])
+    return grad_w_from_rows(channel_rows(gy), col,
+                            (gy.shape[1], x.shape[1] // groups) + tuple(ksize), groups)
 
 
 def deconv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, pad, dilate,
                    groups: int, outsize) -> np.ndarray:
     """The transpose of ``conv_forward`` with filters ``W: (C_in, C_out / groups, *k)``."""
-    n, cin = x.shape[:2]
-    ocg, ksize = W.shape[1], W.shape[2:]
-    spatial = x.shape[2:]
-    ck = ocg * math.prod(ksize)
-    ns = n * math.prod(spatial)
-    x_t = x.swapaxes(0, 1).reshape(cin, ns)
-    if groups == 1:
-        col = W.reshape(cin, ck).T @ x_t
-    else:
-        cg = cin // groups
-        col = W.reshape(groups, cg, ck).swapaxes(1, 2) @ x_t.reshape(groups, cg, ns)
-    col = col.reshape((ocg * groups,) + tuple(ksize) + (n,) + tuple(spatial))
-    y = col2im(col, outsize, stride, pad, dilate)
+    y = deconv_from_rows(channel_rows(x), W, groups, x.shape[0], x.shape[2:], outsize, stride,
+                         pad, dilate)
     if b is not None:
-        y += b.reshape((-1,) + (1,) * len(spatial))
+        y += b.reshape((-1,) + (1,) * (x.ndim - 2))
     return y
 
 
@@ -153,20 +165,35 @@ class _Conv(FunctionNode):
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
         x, W = self.get_retained_inputs()[:2]
+        if isinstance(gy, np.ndarray):
+            return self._backward_arrays(indexes, x, W, gy)
         gx = gW = gb = None
         if 0 in indexes:
             gx = _apply(self._deconv(self.stride, self.pad, tuple(x.shape[2:]), self.dilate,
                                      self.groups), gy, W)
         if 1 in indexes:
-            col = getattr(self, "_saved", None)
-            if isinstance(gy, np.ndarray) and col is not None:
-                gW = conv_grad_w(x, gy, W.shape[2:], self.stride, self.pad, self.dilate,
-                                 self.groups, col)
-            else:
-                gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad,
-                                         self.dilate, self.groups), x, gy)
+            gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad, self.dilate,
+                                     self.groups), x, gy)
         if 2 in indexes:
             gb = g.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
+        return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
+
+
+    def _backward_arrays(self, indexes, x, W, gy):
+        """First order: the same three results from one transposed copy of ``gy`` and the
+        columns the forward kept."""
+        rows = channel_rows(gy)
+        gx = gW = gb = None
+        if 0 in indexes:
+            gx = deconv_from_rows(rows, W, self.groups, gy.shape[0], gy.shape[2:], x.shape[2:],
+                                  self.stride, self.pad, self.dilate)
+        if 1 in indexes:
+            col = getattr(self, "_saved", None)  # None when static mode rebuilt this node
+            if col is None:
+                col = im2col(x, W.shape[2:], self.stride, self.pad, self.dilate, gy.shape[2:])
+            gW = grad_w_from_rows(rows, col, W.shape, self.groups)
+        if 2 in indexes:
+            gb = rows.sum(axis=1)
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
 
 
