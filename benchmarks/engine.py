@@ -226,8 +226,54 @@ def build_w5(seed: int = 0, lengths: Sequence[int] = tuple(range(5, 51, 5)),
                     floor_step, model)
 
 
+class LeNet(graphcore.Chain):
+    """W6: conv 5x5 x20 -> relu -> max pool 2 -> conv 5x5 x50 -> relu -> max pool 2 ->
+    linear 500 -> relu -> linear 10, softmax cross entropy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        with self.init_scope():
+            self.conv1 = L.Convolution2D(1, 20, 5)
+            self.conv2 = L.Convolution2D(20, 50, 5)
+            self.fc1 = L.Linear(800, 500)
+            self.fc2 = L.Linear(500, 10)
+
+    def forward(self, x, t):
+        h = F.max_pooling_2d(F.relu(self.conv1(x)), 2)
+        h = F.max_pooling_2d(F.relu(self.conv2(h)), 2)
+        h = F.relu(self.fc1(F.reshape(h, (h.shape[0], -1))))
+        return F.softmax_cross_entropy(self.fc2(h), t)
+
+
+def build_w6(seed: int = 0, batch: int = 64) -> Workload:
+    """W6 LeNet: batch 64 of 1x28x28 images, CE against 10 classes."""
+    rng = np.random.default_rng(seed)
+    model = LeNet()
+    params = [model.conv1.W, model.conv1.b, model.conv2.W, model.conv2.b,
+              model.fc1.W, model.fc1.b, model.fc2.W, model.fc2.b]
+    for p in params:
+        shape = p.array.shape
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 10
+        p.array = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+    floor_params = [p.array.copy() for p in params]
+    x = rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    t = rng.integers(0, 10, batch).astype(np.int32)
+
+    def gc_step(unit):
+        model.cleargrads()
+        loss = model(*unit)
+        loss.backward()
+        return loss
+
+    def floor_step(unit):
+        return lenet_floor(floor_params, *unit)
+
+    return Workload("W6", f"LeNet {batch}x1x28x28", 1.3, [(x, t)], gc_step, params,
+                    floor_step, model)
+
+
 WORKLOADS: dict[str, Callable[..., Workload]] = {
-    "W1": build_w1, "W3": build_w3, "W4": build_w4, "W5": build_w5,
+    "W1": build_w1, "W3": build_w3, "W4": build_w4, "W5": build_w5, "W6": build_w6,
 }
 
 # --------------------------------------------------------------------------------------------
@@ -308,6 +354,109 @@ def rnn_floor(params: Sequence[np.ndarray], h0: np.ndarray,
         if i:
             gh = gz @ Wh
     return loss, [gWx, gb, gWh, gb.copy()]
+
+
+def _im2col(x: np.ndarray, k: int) -> np.ndarray:
+    """The k x k windows (stride 1, no padding) of ``x`` (N, C, H, W) as a
+    ``(C * k * k, N * oh * ow)`` matrix: one strided view, one copy."""
+    n, c, h, w = x.shape
+    oh, ow = h - k + 1, w - k + 1
+    sn, sc, sh, sw = x.strides
+    view = np.lib.stride_tricks.as_strided(x, (c, k, k, n, oh, ow), (sc, sh, sw, sn, sh, sw))
+    return view.reshape(c * k * k, n * oh * ow)
+
+
+def _col2im(col: np.ndarray, shape: tuple[int, ...], k: int) -> np.ndarray:
+    """The adjoint of ``_im2col``: add each window back where it was read."""
+    n, c, h, w = shape
+    oh, ow = h - k + 1, w - k + 1
+    col = col.reshape(c, k, k, n, oh, ow)
+    gx = np.zeros((c, n, h, w), col.dtype)
+    for i in range(k):
+        for j in range(k):
+            gx[:, :, i:i + oh, j:j + ow] += col[:, i, j]
+    return gx.transpose(1, 0, 2, 3)
+
+
+def _conv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """im2col + one GEMM; returns the NCHW output and the columns (for the filter gradient)."""
+    k = W.shape[2]
+    col = _im2col(x, k)
+    n, oh, ow = x.shape[0], x.shape[2] - k + 1, x.shape[3] - k + 1
+    y = (W.reshape(W.shape[0], -1) @ col).reshape(W.shape[0], n, oh, ow)
+    return y.transpose(1, 0, 2, 3) + b[:, None, None], col
+
+
+def _conv_backward(gy: np.ndarray, W: np.ndarray, col: np.ndarray, x_shape, need_gx: bool):
+    oc = W.shape[0]
+    gy2 = gy.transpose(1, 0, 2, 3).reshape(oc, -1)
+    gW = (gy2 @ col.T).reshape(W.shape)
+    gb = gy2.sum(axis=1)
+    gx = _col2im(W.reshape(oc, -1).T @ gy2, x_shape, W.shape[2]) if need_gx else None
+    return gx, gW, gb
+
+
+def _pool2_forward(x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """2x2 max pooling, stride 2 (even sizes): three elementwise maxima of the four strided
+    views (an argmax along a length-4 axis is several times slower); returns the views."""
+    taps = [x[:, :, i::2, j::2] for i in (0, 1) for j in (0, 1)]
+    y = np.maximum(taps[0], taps[1])
+    np.maximum(y, taps[2], out=y)
+    np.maximum(y, taps[3], out=y)
+    return y, taps
+
+
+def _pool2_backward(gy: np.ndarray, y: np.ndarray, taps: list[np.ndarray]) -> np.ndarray:
+    """Each window's gradient to the first of its elements equal to the maximum."""
+    n, c, oh, ow = gy.shape
+    gx = np.empty((n, c, oh * 2, ow * 2), gy.dtype)  # every element is in one window
+    taken = np.zeros(y.shape, bool)
+    for (i, j), tap in zip(((0, 0), (0, 1), (1, 0), (1, 1)), taps, strict=True):
+        hit = tap == y
+        hit &= ~taken
+        taken |= hit
+        np.multiply(gy, hit, out=gx[:, :, i::2, j::2])
+    return gx
+
+
+def lenet_floor(params: Sequence[np.ndarray], x: np.ndarray,
+                t: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """W6's LeNet forward + backward in numpy (im2col + GEMM convolutions, NCHW)."""
+    W1, b1, W2, b2, W3, b3, W4, b4 = params
+    n = len(x)
+    a1, col1 = _conv_forward(x, W1, b1)
+    np.maximum(a1, 0, out=a1)
+    p1, taps1 = _pool2_forward(a1)
+    a2, col2 = _conv_forward(p1, W2, b2)
+    np.maximum(a2, 0, out=a2)
+    p2, taps2 = _pool2_forward(a2)
+    f = p2.reshape(n, -1)
+    h3 = f @ W3.T
+    h3 += b3
+    np.maximum(h3, 0, out=h3)
+    h = h3 @ W4.T
+    h += b4
+    rows = np.arange(n)
+    h -= h.max(axis=1, keepdims=True)
+    e = np.exp(h)
+    s = e.sum(axis=1, keepdims=True)
+    loss = np.log(s).mean() - h[rows, t].mean()
+    g = e
+    g /= s
+    g[rows, t] -= 1
+    g /= n
+    gW4, gb4 = g.T @ h3, g.sum(axis=0)
+    g = g @ W4
+    g *= h3 > 0
+    gW3, gb3 = g.T @ f, g.sum(axis=0)
+    g = (g @ W3).reshape(p2.shape)
+    g = _pool2_backward(g, p2, taps2)
+    g *= a2 > 0
+    g, gW2, gb2 = _conv_backward(g, W2, col2, p1.shape, True)
+    g = _pool2_backward(g, p1, taps1)
+    g *= a1 > 0
+    _, gW1, gb1 = _conv_backward(g, W1, col1, x.shape, False)
+    return loss, [gW1, gb1, gW2, gb2, gW3, gb3, gW4, gb4]
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,14 @@ from graphcore.ops.array import (
     transpose_sequence,
 )
 from graphcore.ops.attention import attention
+from graphcore.ops.convolution import (
+    convolution_1d,
+    convolution_2d,
+    deconvolution_1d,
+    deconvolution_2d,
+)
 from graphcore.ops.embed import embed_id
+from graphcore.ops.evaluation import accuracy
 from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.loss import (
     log_softmax,
@@ -38,7 +45,14 @@ from graphcore.ops.loss import (
 )
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
+from graphcore.ops.normalization import local_response_normalization
 from graphcore.ops.normalization_layer import layer_normalization
+from graphcore.ops.pooling import (
+    average_pooling_1d,
+    average_pooling_2d,
+    max_pooling_1d,
+    max_pooling_2d,
+)
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
 
@@ -53,6 +67,10 @@ __all__ = [
     "tanh", "transpose", "where",
     "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
     "transpose_sequence",
+    # convolutional models
+    "accuracy", "average_pooling_1d", "average_pooling_2d", "convolution_1d", "convolution_2d",
+    "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
+    "max_pooling_2d",
 ]
 
 abs = absolute  # noqa: A001

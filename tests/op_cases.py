@@ -321,4 +321,77 @@ CASES: dict[str, list[OpCase]] = {
                 fixed([[True, False, False], [False, False, False], [True, True, True]])),
                label="row-fully-masked"),
     ],
+    # convolution (filter gradients are ops too: second order goes through them)
+    "convolution_2d": [
+        OpCase((normal(2, 3, 5, 4), normal(4, 3, 3, 2), normal(4)), label="bias"),
+        OpCase((normal(2, 2, 5, 6), normal(3, 2, 3, 3)), {"stride": 2, "pad": 1},
+               label="stride-pad"),
+        OpCase((normal(1, 2, 6, 5), normal(2, 2, 2, 2)), {"dilate": 2}, label="dilate"),
+        OpCase((normal(2, 4, 4, 4), normal(6, 2, 3, 3), normal(6)), {"groups": 2},
+               label="groups"),
+        OpCase((normal(1, 2, 5, 5), normal(2, 2, 2, 2)), {"stride": 2, "cover_all": True},
+               label="cover-all"),
+        OpCase((normal(1, 2, 5, 6), normal(2, 2, 3, 2)), {"stride": (2, 1), "pad": (0, 2),
+                                                          "dilate": (1, 2)},
+               label="per-axis"),
+    ],
+    "convolution_1d": [
+        OpCase((normal(2, 3, 7), normal(4, 3, 3), normal(4)), label="bias"),
+        OpCase((normal(2, 4, 9), normal(4, 2, 3)),
+               {"stride": 2, "pad": 2, "dilate": 2, "groups": 2}, label="all-options"),
+    ],
+    "convolution_2d_grad_w": [
+        OpCase((normal(2, 3, 5, 4), normal(2, 4, 3, 3)), {"ksize": (3, 2)}, label="plain"),
+        OpCase((normal(2, 4, 5, 5), normal(2, 6, 3, 3)),
+               {"ksize": 3, "stride": 2, "pad": 1, "groups": 2}, label="stride-pad-groups"),
+        OpCase((normal(1, 2, 5, 5), normal(1, 2, 3, 3)), {"ksize": 2, "stride": 2},
+               label="cover-all"),
+    ],
+    "convolution_1d_grad_w": [
+        OpCase((normal(2, 3, 7), normal(2, 4, 3)), {"ksize": 3, "dilate": 2}, label="dilate"),
+    ],
+    "deconvolution_2d": [
+        OpCase((normal(2, 3, 3, 4), normal(3, 2, 3, 3), normal(2)), {"stride": 2, "pad": 1},
+               label="stride-pad-bias"),
+        OpCase((normal(1, 2, 3, 3), normal(2, 2, 2, 2)), {"stride": 2, "outsize": (7, 7)},
+               label="outsize"),
+        OpCase((normal(2, 4, 3, 3), normal(4, 1, 3, 3)), {"groups": 2}, label="groups"),
+        OpCase((normal(1, 2, 3, 3), normal(2, 2, 2, 2)), {"dilate": 2}, label="dilate"),
+    ],
+    "deconvolution_1d": [
+        OpCase((normal(2, 3, 4), normal(3, 2, 3), normal(2)), {"stride": 2}, label="stride"),
+    ],
+    # pooling (distinct values: no two elements of a window tie)
+    "max_pooling_2d": [
+        OpCase((distinct(2, 3, 5, 5),), {"ksize": 2}, label="cover-all"),
+        OpCase((distinct(2, 2, 5, 6),), {"ksize": 3, "stride": 2, "pad": 1},
+               label="overlapping-pad"),
+        OpCase((distinct(1, 2, 5, 5),), {"ksize": 2, "cover_all": False}, label="no-cover-all"),
+        OpCase((distinct(1, 2, 6, 5),), {"ksize": (3, 2), "stride": (1, 2)},
+               label="per-axis"),
+    ],
+    "max_pooling_1d": [
+        OpCase((distinct(2, 3, 7),), {"ksize": 3, "stride": 2}, label="overlapping"),
+    ],
+    "average_pooling_2d": [
+        OpCase((normal(2, 3, 4, 6),), {"ksize": 2}, label="plain"),
+        OpCase((normal(2, 2, 5, 5),), {"ksize": 3, "stride": 2, "pad": 1},
+               label="overlapping-pad"),
+    ],
+    "average_pooling_1d": [
+        OpCase((normal(2, 3, 7),), {"ksize": 3, "pad": 1}, label="pad-zeros"),
+        OpCase((normal(2, 3, 7),), {"ksize": 3, "stride": 2, "pad": 1, "pad_value": None},
+               label="pad-ignored"),
+    ],
+    "local_response_normalization": [
+        OpCase((normal(2, 7, 3, 2),), label="defaults"),
+        OpCase((normal(2, 6, 3),), {"n": 3, "k": 1.0, "alpha": 0.5, "beta": 0.75},
+               label="strong"),
+    ],
+    # evaluation: no gradient; tests/test_gradient_check.py checks it records nothing
+    "accuracy": [
+        OpCase((normal(5, 3), ints(5, high=3)), label="plain"),
+        OpCase((normal(4, 3, 2), fixed([[0, 2], [-1, 1], [2, -1], [1, 1]])),
+               {"ignore_label": -1}, label="ignore-label"),
+    ],
 }

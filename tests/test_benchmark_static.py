@@ -17,7 +17,7 @@ def bench():
     return module
 
 
-@pytest.mark.parametrize("key", ["W1", "W3", "W4", "W5"])
+@pytest.mark.parametrize("key", ["W1", "W3", "W4", "W5", "W6"])
 def test_static_steps_match_the_floor(bench, key):
     build = bench.engine.WORKLOADS[key]
     wl = build(lengths=(3, 7)) if key == "W5" else build()

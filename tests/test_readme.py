@@ -58,3 +58,15 @@ def test_readme_sequence_example_runs(tmp_path, monkeypatch):
     assert namespace["y"].shape == (3, 6, 8)
     assert namespace["mha"].W_q.grad is not None
     assert list(tmp_path.iterdir()) == []  # writes nothing
+
+
+def test_readme_convolutional_example_runs(tmp_path, monkeypatch, capsys):
+    text = README.read_text()
+    section = text[text.index("### Convolutional models"):]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - our own README
+    assert namespace["classifier"].predictor.conv1.W.shape == (20, 1, 5, 5)
+    assert namespace["classifier"].predictor.fc1.W.shape == (500, 800)
+    assert capsys.readouterr().out.startswith("loss ")

@@ -2,6 +2,13 @@
 
 from graphcore.links.attention import MultiHeadAttention
 from graphcore.links.batch_norm import BatchNormalization
+from graphcore.links.classifier import Classifier
+from graphcore.links.convolution import (
+    Convolution1D,
+    Convolution2D,
+    Deconvolution1D,
+    Deconvolution2D,
+)
 from graphcore.links.embed import EmbedID
 from graphcore.links.layer_norm import LayerNormalization
 from graphcore.links.linear import Linear
@@ -18,4 +25,5 @@ from graphcore.links.rnn import (
 
 __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID",
            "LayerNormalization", "Link", "Linear", "MultiHeadAttention", "NStepGRU",
-           "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM"]
+           "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM",
+           "Classifier", "Convolution1D", "Convolution2D", "Deconvolution1D", "Deconvolution2D"]

@@ -5,12 +5,16 @@ from graphcore.ops import (  # noqa: F401
     arithmetic,
     array,
     attention,
+    convolution,
     embed,
+    evaluation,
     linalg,
     loss,
     math,
     noise,
+    normalization,
     normalization_layer,
+    pooling,
     reduction,
 )
 from graphcore.registry import all_ops as _all_ops  # noqa: E402

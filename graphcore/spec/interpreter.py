@@ -83,10 +83,22 @@ class SpecModel(Chain):
             for scope, step in _layer_scopes(spec):
                 if scope not in made:
                     made.add(scope)
-                    setattr(self, scope, LAYERS[step.op].make(step.attrs))
+                    setattr(self, scope, _make_layer(step))
 
     def layer(self, scope: str) -> Link:
         return getattr(self, scope)
+
+
+def _make_layer(step: OpStep) -> Link:
+    """The link of a layer step; options its constructor refuses (a ``ksize`` with the wrong
+    number of axes) are reported at the step."""
+    try:
+        return LAYERS[step.op].make(step.attrs)
+    except (ValueError, TypeError, errors.ShapeError) as e:
+        loc = step.loc
+        line = loc.source.line(loc.line) if loc.source is not None else None
+        raise errors.SpecRuntimeError(f"{step.op}: {e}", loc.file, loc.line, loc.col, line,
+                                      loc.length) from e
 
 
 def build_model(spec: Spec, seed: int | None = None) -> SpecModel:

@@ -211,6 +211,20 @@ class StepsReader(ControlFlowReader):
                        f"{'finite number' + _range_words(attr) if ranged else 'number, not NaN'}"
                        f", got {self.show(node)}")
             return INVALID
+        if isinstance(value, list) and (attr.low is not None or attr.high is not None):
+            # a size per axis (ksize: [5, 3]): each element obeys the attribute's range
+            for element in value:
+                if not isinstance(element, int | float) or isinstance(element, bool):
+                    self.error(node.loc, f"attribute '{key}' of '{op}' must hold numbers, got "
+                               f"{self.show(node)}")
+                    return INVALID
+                if (attr.low is not None and element < attr.low) or (
+                        attr.high is not None and element > attr.high):
+                    bound = (f"at least {attr.low}" if attr.low is not None
+                             and element < attr.low else f"at most {attr.high}")
+                    self.error(node.loc, f"each element of attribute '{key}' of '{op}' must "
+                               f"be {bound}, got {element}")
+                    return INVALID
         if isinstance(value, int | float) and not isinstance(value, bool):
             if attr.low is not None and value < attr.low:
                 self.error(node.loc, f"attribute '{key}' of '{op}' must be at least "

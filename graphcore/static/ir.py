@@ -13,7 +13,8 @@ A ``Graph`` is a list of ``Node``s in execution order. Each node produces one va
 - ``guard``: checks a predicate on live values at replay time (``attrs``: ``predicate``,
   ``expect``, ``names``, ``at``); produces no array.
 - ``fused``: an elementwise chain run in one buffer (``attrs["program"]``), and
-  ``linear_act``: ``linear`` followed by an activation, made by the fusion passes.
+  ``linear_act``: ``linear`` followed by an activation, made by the fusion passes (and
+  ``convolution_act``: a convolution followed by an activation, with the convolution's attrs).
 
 Conventions every pass and the lowering share:
 

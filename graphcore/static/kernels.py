@@ -20,6 +20,7 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
+from graphcore.static import conv_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -259,10 +260,13 @@ def vjp_elementwise_unary(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: li
 
 def vjp_linear_act(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
                    ctx: Context) -> Step | None:
-    """A vjp whose forward node was fused into ``linear_act``: by its ``of`` op."""
+    """A vjp whose forward node was fused into ``linear_act`` (``matmul_bias``,
+    ``convolution_act``): by its ``of`` op."""
     of = node.attrs["of"]
     if of == "linear":
         return vjp_linear(node, fwd, fwd_ins, fwd_out, gys, out, ctx)
+    if of in conv_kernels.VJP:
+        return conv_kernels.VJP[of](node, fwd, fwd_ins, fwd_out, gys, out, ctx)
     return elementwise_step(f"vjp:{of}", {}, [gys[0], fwd_out], out, _scratch(out))
 
 
@@ -342,6 +346,8 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "add": vjp_add_sub, "sub": vjp_add_sub,
        "softmax_cross_entropy": vjp_softmax_cross_entropy,
        "layer_normalization": vjp_layer_normalization}
+FORWARD.update(conv_kernels.FORWARD)  # convolution and pooling: static/conv_kernels.py
+VJP.update(conv_kernels.VJP)
 
 
 # --- fallbacks -------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ class Plan:
             fwd_out = values[fwd.id]
             gys = ins[1:]
             builder = kernels.VJP.get(node.attrs["of"])
-            if fwd.op in ("linear_act", "matmul_bias"):
+            if fwd.op in ("linear_act", "matmul_bias", "convolution_act"):
                 builder = kernels.vjp_linear_act
             step = builder(node, fwd, fwd_ins, fwd_out, gys, out, ctx) if builder else None
             if step is None:

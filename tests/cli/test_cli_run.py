@@ -140,7 +140,7 @@ def test_ops_lists_ops_and_layers():
     entries = {e["name"]: e for e in json.loads(result.stdout)["ops"]}
     assert entries["linear"]["kind"] == "layer"
     assert {a["name"] for a in entries["linear"]["attributes"]} == {"out_size", "in_size",
-                                                                     "nobias"}
+                                                                     "nobias", "n_batch_axes"}
     assert entries["relu"]["kind"] == "op" and entries["relu"]["elementwise"]
     assert "scale" in entries and "prod_others" in entries
     human = invoke("ops")

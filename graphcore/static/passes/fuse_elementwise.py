@@ -140,7 +140,7 @@ def _fusable(node: Node, by_id: dict[int, Node]) -> bool:
     if of not in FUSABLE_VJPS or node.attrs.get("index") != 0:
         return False
     forward = by_id[node.inputs[0]]
-    if forward.op in ("linear_act", "matmul_bias"):
+    if forward.op in ("linear_act", "matmul_bias", "convolution_act"):
         made_by = forward.attrs.get("activation")
     else:
         made_by = forward.op

@@ -30,6 +30,12 @@ no ``vjp`` of the ``matmul`` or the ``add`` exists (inference graphs): their bac
 the forward node's inputs, and the fused node's inputs ``(a, B, bias)`` are not those of either.
 A ``vjp`` of the activation already names the fused node's id and reads its value, as above.
 
+A convolution (``convolution_2d``, ``convolution_1d``: a matrix product of filters and image
+columns, with its bias) followed by one of the activations becomes ``convolution_act`` in the
+same way as ``linear_act``: the fused node takes the activation's id, keeps the convolution's
+inputs and attributes and adds ``activation``; the convolution's vjps are rewired to it and keep
+``of=convolution_2d`` (they read ``x, W[, b]`` and the columns the forward kernel kept).
+
 "No other reader" counts the implicit reads of the IR conventions (a ``vjp`` reads its forward
 node's value and inputs), except two that these ops do not need: a ``linear``'s own vjps (they
 read x, W only) and the activation's vjps (they read the activation's output only). A value named
@@ -42,6 +48,7 @@ from graphcore.static.ir import Graph, Node
 from graphcore.static.passes import PassReport
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
+CONVOLUTIONS = ("convolution_2d", "convolution_1d")
 
 
 def fuse_linear(graph: Graph) -> tuple[Graph, PassReport]:
@@ -57,14 +64,14 @@ def fuse_linear(graph: Graph) -> tuple[Graph, PassReport]:
     for node in graph.nodes:
         if node.id in removed or node.id in replaced:
             continue
-        if node.op == "linear":
+        if node.op == "linear" or node.op in CONVOLUTIONS:
             fused = _linear_act(graph, node, by_id, reads, vjps, position)
             if fused is not None:
                 replaced[fused.id] = fused
                 removed.add(node.id)
                 forward_of[node.id] = fused.id
-                notes.append(f"%{node.id} linear + %{fused.id} {fused.attrs['activation']} "
-                             f"-> %{fused.id} linear_act")
+                notes.append(f"%{node.id} {node.op} + %{fused.id} "
+                             f"{fused.attrs['activation']} -> %{fused.id} {fused.op}")
         elif node.op == "matmul":
             found = _matmul_bias(graph, node, by_id, reads, vjps)
             if found is not None:
@@ -97,6 +104,9 @@ def _linear_act(graph: Graph, linear: Node, by_id: dict[int, Node],
     # The linear's vjps are read by the fused node's position onward: they must come after it.
     if any(position[v] < position[act.id] for v in vjps[linear.id]):
         return None
+    if linear.op in CONVOLUTIONS:
+        return act.with_(op="convolution_act", inputs=linear.inputs,
+                         attrs={**linear.attrs, "activation": act.op})
     return act.with_(op="linear_act", inputs=linear.inputs,
                      attrs={"activation": act.op})
 

@@ -1,0 +1,276 @@
+"""Spatial pooling of ``(N, C, *spatial)`` arrays: ``max_pooling_2d`` / ``max_pooling_1d``
+(Chainer's default ``cover_all=True``) and ``average_pooling_2d`` / ``average_pooling_1d``
+(padding counts as zeros in the average, as in Chainer; ``pad_value=None`` in 1-d leaves it
+out).
+
+The gradient of either pooling is linear in the output gradient, and written with registered
+ops for double backprop: max pooling scatters ``gy`` to the position of each window's
+maximum (``scatter_add``), average pooling is a transposed depthwise convolution with a
+constant filter (``deconvolution``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.function_node import Attr, FunctionNode
+from graphcore.ops._checks import is_float
+from graphcore.ops._windows import as_tuple, col2im, out_shape, padded, window_view
+from graphcore.ops.array import GetItem, Reshape, ScatterAdd
+from graphcore.ops.convolution import Deconvolution1DFunction, Deconvolution2DFunction
+from graphcore.registry import register_op
+
+_POOL_ATTRS = {
+    "ksize": Attr((int, tuple), required=True, low=1, doc="window size (one per axis or one)"),
+    "stride": Attr((int, tuple, type(None)), None, low=1,
+                   doc="step between windows (null: the window size)"),
+    "pad": Attr((int, tuple), 0, low=0, doc="padding on both sides of each axis"),
+}
+
+
+class _Pooling(FunctionNode):
+    __slots__ = ("ksize", "stride", "pad", "cover_all")
+    arity = 1
+    ndim: int = 2
+
+    def __init__(self, ksize, stride=None, pad=0, cover_all: bool = False) -> None:
+        nd = self.ndim
+        self.ksize = as_tuple(ksize, nd, self.label, "ksize", 1)
+        self.stride = self.ksize if stride is None else as_tuple(stride, nd, self.label,
+                                                                 "stride", 1)
+        self.pad = as_tuple(pad, nd, self.label, "pad", 0)
+        self.cover_all = bool(cover_all)
+
+    def _windows(self, x: np.ndarray, value: float):
+        """The padded input, the output size and the window view ``(N, C, *out, *k)``."""
+        is_float(self.label, x)
+        nd = self.ndim
+        if x.ndim != nd + 2:
+            layout = "NCW" if nd == 1 else "NCHW"
+            raise errors.ShapeError(f"{self.label}: expected x of {nd + 2} dimensions "
+                                    f"({layout}), got {x.shape}")
+        ones = (1,) * nd
+        out = out_shape(self.label, x.shape[2:], self.ksize, self.stride, self.pad, ones,
+                        self.cover_all)
+        xp = padded(x, self.pad, out, self.ksize, self.stride, ones, value)
+        return xp, out, window_view(xp, self.ksize, self.stride, ones, out, layout="pool")
+
+    def _crop(self, spatial):
+        return (slice(None), slice(None)) + tuple(
+            slice(p, p + n) for p, n in zip(self.pad, spatial, strict=True))
+
+
+class _MaxPooling(_Pooling):
+    """The maximum of each window; ``cover_all`` (default) adds a last partial window."""
+
+    __slots__ = ()
+    _out_keep = (0,)
+    attributes = {**_POOL_ATTRS,
+                  "cover_all": Attr(bool, True, doc="add a last partial window so every "
+                                    "input element is covered")}
+
+    def __init__(self, ksize, stride=None, pad=0, cover_all: bool = True) -> None:
+        super().__init__(ksize, stride, pad, cover_all)
+
+    def forward(self, inputs):
+        x, = inputs
+        xp, out, _ = self._windows(x, -np.inf)
+        # One elementwise maximum per window offset (an argmax along a short last axis is
+        # many times slower); backward finds which offset held each maximum.
+        y = None
+        for taps in self._taps(out):
+            if y is None:
+                y = xp[taps].copy()
+            else:
+                np.maximum(y, xp[taps], out=y)
+        self._saved = (xp, x.shape)
+        return y,
+
+    def _taps(self, out):
+        """For each window offset, the index of the input elements it reads in every window."""
+        for offset in itertools.product(*(range(k) for k in self.ksize)):
+            yield (slice(None), slice(None)) + tuple(
+                slice(j, j + s * (o - 1) + 1, s)
+                for j, s, o in zip(offset, self.stride, out, strict=True))
+
+    def _winners(self, xp: np.ndarray, y: np.ndarray):
+        """For each window offset, the mask of windows whose maximum it holds (the first
+        offset holding it, on ties, as an argmax would)."""
+        done = np.zeros(y.shape, bool)
+        picked = np.empty(y.shape, bool)
+        for k, taps in enumerate(self._taps(y.shape[2:])):
+            np.equal(xp[taps], y, out=picked)
+            if k:
+                np.greater(picked, done, out=picked)  # picked and not done
+            np.logical_or(done, picked, out=done)
+            yield k, taps, picked
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        xp, shape = self._saved
+        y = self.output_array(0)
+        crop = self._crop(shape[2:])
+        if isinstance(gy, np.ndarray):
+            disjoint = all(s >= k for s, k in zip(self.stride, self.ksize, strict=True))
+            # windows that tile the input exactly write every element once: no zero fill
+            tiles = disjoint and all(s == k and o * s == n for s, k, o, n in zip(
+                self.stride, self.ksize, y.shape[2:], xp.shape[2:], strict=True))
+            gxp = (np.empty if tiles else np.zeros)(xp.shape, gy.dtype)
+            part = None if disjoint else np.empty(gy.shape, gy.dtype)
+            for _, taps, picked in self._winners(xp, y):
+                if disjoint:  # each input element is in one window: write in place
+                    np.multiply(gy, picked, out=gxp[taps])
+                else:
+                    np.multiply(gy, picked, out=part)
+                    gxp[taps] += part
+            return (np.ascontiguousarray(gxp[crop]) if xp.shape != shape else gxp),
+        where = np.zeros(y.shape, np.intp)
+        for k, _, picked in self._winners(xp, y):
+            where[picked] = k
+        flat = self._flat_positions(where, xp.shape)
+        size = math.prod(xp.shape)
+        gxp = ScatterAdd(flat, (size,)).apply((Reshape((-1,)).apply((gy,))[0],))[0]
+        gx = Reshape(xp.shape).apply((gxp,))[0]
+        return (GetItem(crop).apply((gx,))[0] if xp.shape != shape else gx),
+
+    def _flat_positions(self, where: np.ndarray, padded_shape) -> np.ndarray:
+        """The flat index, in the padded input, of each window's maximum."""
+        nd = self.ndim
+        n, c, *out = where.shape
+        offsets = np.unravel_index(where, self.ksize)
+        flat = np.arange(n * c).reshape((n, c) + (1,) * nd) * math.prod(padded_shape[2:])
+        for i in range(nd):
+            rows = (np.arange(out[i]) * self.stride[i]).reshape(
+                (out[i],) + (1,) * (nd - 1 - i))
+            flat = flat + (offsets[i] + rows) * math.prod(padded_shape[3 + i:])
+        return flat.reshape(-1)
+
+
+class _AveragePooling(_Pooling):
+    """The mean of each window; padding counts as zeros unless ``pad_value`` is None."""
+
+    __slots__ = ("pad_value",)
+    _deconv: type[FunctionNode]
+
+    def __init__(self, ksize, stride=None, pad=0, pad_value=0) -> None:
+        super().__init__(ksize, stride, pad, False)
+        if pad_value not in (0, None):
+            raise ValueError(f"{self.label}: pad_value must be 0 or None, got {pad_value!r}")
+        self.pad_value = pad_value
+
+    def forward(self, inputs):
+        x, = inputs
+        xp, out, view = self._windows(x, 0.0)
+        nd = self.ndim
+        y = view.sum(axis=tuple(range(-nd, 0)))
+        y *= self._scale(x.shape, out)
+        self._saved = x.shape
+        return y.astype(x.dtype, copy=False),
+
+    def _scale(self, shape, out) -> np.ndarray | float:
+        """``1 / window size``, or with ``pad_value=None`` one over each window's count of
+        input elements (an array broadcasting over ``(N, C, *out)``)."""
+        if self.pad_value is not None or not any(self.pad):
+            return 1.0 / math.prod(self.ksize)
+        ones = np.ones((1, 1) + tuple(shape[2:]))
+        nd = self.ndim
+        view = window_view(padded(ones, self.pad, out, self.ksize, self.stride, (1,) * nd),
+                           self.ksize, self.stride, (1,) * nd, out, layout="pool")
+        return 1.0 / view.sum(axis=tuple(range(-nd, 0)))
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        shape = self._saved
+        nd = self.ndim
+        out = gy.shape[2:]
+        scale = self._scale(shape, out)
+        if isinstance(gy, np.ndarray):
+            gys = (gy * scale).astype(gy.dtype, copy=False).swapaxes(0, 1)
+            col = np.broadcast_to(gys.reshape(gys.shape[:1] + (1,) * nd + gys.shape[1:]),
+                                  gys.shape[:1] + self.ksize + gys.shape[1:])
+            return col2im(col, shape[2:], self.stride, self.pad, (1,) * nd),
+        c = shape[1]
+        ones = np.ones((c, 1) + self.ksize, gy.dtype)
+        gys = gy * (np.asarray(scale, gy.dtype) if isinstance(scale, np.ndarray) else scale)
+        deconv = self._deconv(self.stride, self.pad, tuple(shape[2:]), 1, c)
+        return deconv.apply((gys, ones))[0],
+
+
+@register_op
+class MaxPooling2D(_MaxPooling):
+    """Max pooling of ``x: (N, C, H, W)`` over ``ksize`` windows."""
+
+    __slots__ = ()
+    name = "max_pooling_2d"
+    label = "MaxPooling2D"
+    ndim = 2
+
+
+@register_op
+class MaxPooling1D(_MaxPooling):
+    """Max pooling of ``x: (N, C, W)`` over ``ksize`` windows."""
+
+    __slots__ = ()
+    name = "max_pooling_1d"
+    label = "MaxPoolingND"
+    ndim = 1
+
+
+@register_op
+class AveragePooling2D(_AveragePooling):
+    """Average pooling of ``x: (N, C, H, W)``; padding counts as zeros (Chainer's)."""
+
+    __slots__ = ()
+    name = "average_pooling_2d"
+    label = "AveragePooling2D"
+    ndim = 2
+    attributes = dict(_POOL_ATTRS)
+    _deconv = Deconvolution2DFunction
+
+    def __init__(self, ksize, stride=None, pad=0) -> None:
+        super().__init__(ksize, stride, pad, 0)
+
+
+@register_op
+class AveragePooling1D(_AveragePooling):
+    """Average pooling of ``x: (N, C, W)``; ``pad_value=None`` averages real elements only."""
+
+    __slots__ = ()
+    name = "average_pooling_1d"
+    label = "AveragePoolingND"
+    ndim = 1
+    attributes = {**_POOL_ATTRS,
+                  "pad_value": Attr((int, type(None)), 0, choices=(0, None),
+                                    doc="0: padding counts as zeros; null: it is left out")}
+    _deconv = Deconvolution1DFunction
+
+
+def _no_indices(label: str, return_indices: bool) -> None:
+    if return_indices:
+        raise NotImplementedError(f"{label}: return_indices=True is not supported")
+
+
+def max_pooling_2d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
+    """Chainer's ``F.max_pooling_2d`` (``stride`` defaults to ``ksize``)."""
+    _no_indices("MaxPooling2D", return_indices)
+    return MaxPooling2D(ksize, stride, pad, cover_all).apply((x,))[0]
+
+
+def max_pooling_1d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
+    """Chainer's ``F.max_pooling_1d`` (``stride`` defaults to ``ksize``)."""
+    _no_indices("MaxPoolingND", return_indices)
+    return MaxPooling1D(ksize, stride, pad, cover_all).apply((x,))[0]
+
+
+def average_pooling_2d(x, ksize, stride=None, pad=0):
+    """Chainer's ``F.average_pooling_2d`` (``stride`` defaults to ``ksize``)."""
+    return AveragePooling2D(ksize, stride, pad).apply((x,))[0]
+
+
+def average_pooling_1d(x, ksize, stride=None, pad=0, pad_value=0):
+    """Chainer's ``F.average_pooling_1d`` (``stride`` defaults to ``ksize``)."""
+    return AveragePooling1D(ksize, stride, pad, pad_value).apply((x,))[0]
