@@ -20,13 +20,16 @@ _install_operators()
 
 from graphcore import (  # noqa: E402
     computational_graph,
+    dataset,
     gradient_check,
     initializers,
     links,
     optimizers,
+    reporter,
     serializers,
 )
 from graphcore.links.link import Chain, ChainList, Link, Sequential  # noqa: E402
+from graphcore.reporter import report  # noqa: E402
 from graphcore.static import compile, static_graph  # noqa: E402
 
 __all__ = [
@@ -34,5 +37,6 @@ __all__ = [
     "all_ops", "as_array", "as_variable", "compile", "computational_graph", "config", "errors",
     "force_backprop_mode", "functions", "get_op", "grad", "gradient_check", "initializers",
     "links", "no_backprop_mode", "optimizers", "register_op", "serializers", "static_graph",
+    "dataset", "report", "reporter",
     "using_config",
 ]

@@ -38,6 +38,12 @@ from graphcore.ops.loss import (
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization_layer import layer_normalization
+from graphcore.ops.probabilistic import (
+    bernoulli_nll,
+    gaussian,
+    gaussian_kl_divergence,
+    gaussian_nll,
+)
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
 
@@ -52,6 +58,7 @@ __all__ = [
     "tanh", "transpose", "where",
     "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
     "transpose_sequence",
+    "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll",
 ]
 
 abs = absolute  # noqa: A001

@@ -31,7 +31,9 @@ class Layer:
 
 
 def _linear(attrs: dict[str, Any]) -> Link:
-    return L.Linear(attrs.get("in_size"), attrs["out_size"], nobias=attrs.get("nobias", False))
+    link = L.Linear(attrs.get("in_size"), attrs["out_size"], nobias=attrs.get("nobias", False))
+    link.n_batch_axes = None  # a spec's linear maps the last axis (docs/spec.md)
+    return link
 
 
 def _embed(attrs: dict[str, Any]) -> Link:

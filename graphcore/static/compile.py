@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import config
+from graphcore.errors import GraphError, TraceError
+from graphcore.function_node import FunctionNode
 from graphcore.links.link import Link
 from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport, run_passes, select
@@ -48,6 +50,9 @@ class Compiled:
                 param._grad = out[key]
 
         self.publish_grads = publish_grads if pairs else None
+        self.replays = 0  # forward runs so far: a _PlanCall's backward needs its own run's buffers
+        self.trained_params = tuple(p for p, _ in pairs)
+        self.grad_keys = tuple(k for _, k in pairs)
 
     @property
     def ir(self) -> str:
@@ -157,12 +162,22 @@ class CompiledFunction:
                   if not p.requires_grad and not grads}
         graph, reports = run_passes(traced.graph, self.passes, frozen=frozen)
         plan = Plan(graph, traced.params, traced.instances)
+        if grads and not any(k.startswith("grad/") for k in plan.outputs) and any(
+                p.requires_grad for p in traced.params.values()):
+            # its outputs would be constants: a loss computed from them would silently train
+            # nothing
+            raise TraceError(f"{self.name}: gradients are wanted but no output carries them: "
+                             "return the scalar loss (first, or named 'loss') or a single "
+                             "output; or call it under no_backprop_mode() or train=False")
         compile_ms = (time.perf_counter() - start) * 1e3
         self.stats.compile_ms += compile_ms
         return Compiled(traced, plan, reports, compile_ms)
 
     def _outputs(self, compiled: Compiled, values: dict[str, Any]) -> Any:
         keys = compiled.trace.output_keys
+        compiled.replays += 1
+        if compiled.plan.seeds:  # one output, not a scalar loss: gradients flow through a node
+            return _PlanCall(compiled, keys[0]).apply(compiled.trained_params)[0]
         run_backward = compiled.publish_grads
         outs = {}
         for key in keys:
@@ -178,12 +193,45 @@ class CompiledFunction:
         return outs
 
 
+class _PlanCall(FunctionNode):
+    """A replayed plan's output inside an enclosing define-by-run graph (e.g. a compiled
+    predictor under a loss computed outside it): its backward seeds the plan's backward with
+    the incoming gradient and returns the trained parameters' gradients. Valid only until the
+    plan is replayed again (its buffers are reused): a later backward is an error."""
+
+    __slots__ = ("compiled", "key", "replay")
+    label = "StaticGraph"
+
+    def __init__(self, compiled: Compiled, key: str) -> None:
+        self.compiled, self.key, self.replay = compiled, key, compiled.replays
+
+    def forward(self, inputs):
+        return self.compiled.plan.outputs[self.key].copy(),  # the next replay reuses the buffer
+
+    def backward(self, indexes, grad_outputs):
+        compiled = self.compiled
+        if compiled.replays != self.replay:
+            raise GraphError("backward through a static-graph output after its plan was run "
+                             "again: call backward before the next call of the compiled function "
+                             "(its buffers are reused)")
+        plan = compiled.plan
+        np.copyto(plan.seeds["gy/" + self.key], grad_outputs[0])
+        out = plan.run_backward()
+        return tuple(out[k].copy() for k in compiled.grad_keys)
+
+
 def static_graph(method: Callable | None = None, **options: Any):
     """Decorator for a Chain's ``forward`` (Chainer's name): each instance gets its own
     compiled program over its own parameters."""
 
+    if options.get("enable_double_backprop"):
+        raise NotImplementedError("static_graph: a replayed plan differentiates once; "
+                                  "enable_double_backprop=True is not supported")
+
     def wrap(m: Callable) -> Callable:
         attr = f"_static_{m.__name__}"
+        if options.get("force_test_define_by_run"):  # Chainer's switch for testing: no plan
+            return m
 
         @functools.wraps(m)
         def wrapper(self, *args: Any, **kwargs: Any) -> Any:

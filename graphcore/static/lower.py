@@ -50,6 +50,7 @@ class Plan:
         values: dict[int, Any] = {}
         slot_buffers: dict[int, np.ndarray] = {}
         self.inputs: dict[str, np.ndarray] = {}
+        self.seeds: dict[str, np.ndarray] = {}
         forward_ids = _forward_set(graph)
         # Memory planning assumed node order; running the forward half first keeps that
         # order only if no forward node comes after a backward one.
@@ -63,7 +64,9 @@ class Plan:
         self.allocated_bytes = 0
         for node in graph.nodes:
             if node.op == "input":
-                values[node.id] = self.inputs[node.name] = np.empty(node.shape, node.dtype)
+                # "gy/<output>": the output's gradient, set by the caller before backward
+                inputs = self.seeds if node.name.startswith("gy/") else self.inputs
+                values[node.id] = inputs[node.name] = np.empty(node.shape, node.dtype)
                 continue
             if node.op == "param":
                 values[node.id] = self.params[node.name].array

@@ -105,8 +105,12 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
         loss_key = "loss" if "loss" in outputs else next(iter(outputs))
         loss = outputs[loss_key]
         trainable = {n: p for n, p in used_params.items() if p.requires_grad}
-        if loss.size == 1 and trainable and loss.dtype.kind == "f":
-            out_ids.update(_emit_backward(b, order, b.ids[id(loss)], trainable))
+        if trainable and loss.dtype.kind == "f":
+            seed = None  # a scalar loss: backward starts from 1
+            if loss.size != 1 and len(outputs) == 1:  # feeds a loss computed outside
+                seed = b.add("input", (), loss.shape, loss.dtype, name="gy/" + loss_key)
+            if seed is not None or loss.size == 1:
+                out_ids.update(_emit_backward(b, order, b.ids[id(loss)], trainable, seed))
     graph = Graph(b.nodes, out_ids, b.consts, name)
     verify(graph)
     return Trace(graph, used_params, b.instances, list(outputs))
@@ -203,8 +207,10 @@ def _emit_forward(b: _Builder, fnode: FunctionNode) -> None:
 
 
 def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
-                   trainable: Mapping[str, Parameter]) -> dict[str, int]:
-    """Reverse mode over the traced nodes; returns ``{"grad/<param>": id}``."""
+                   trainable: Mapping[str, Parameter], seed: int | None = None
+                   ) -> dict[str, int]:
+    """Reverse mode over the traced nodes from the output's gradient ``seed`` (an input node;
+    None: ones); returns ``{"grad/<param>": id}``."""
     by_id = b.by_id
     node_of = {id(f): i for i, f in b.instances.items()}
     wanted = {b.ids[id(p)] for p in trainable.values()}
@@ -213,8 +219,9 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], loss_id: int,
     for n in b.nodes:
         if n.op not in ("input", "param", "const") and any(i in needs for i in n.inputs):
             needs.add(n.id)
-    pending: dict[int, list[int]] = {loss_id: [b.const(np.ones(by_id[loss_id].shape,
-                                                               by_id[loss_id].dtype))]}
+    if seed is None:
+        seed = b.const(np.ones(by_id[loss_id].shape, by_id[loss_id].dtype))
+    pending: dict[int, list[int]] = {loss_id: [seed]}
     for fnode in reversed(order):
         fid = node_of[id(fnode)]
         fnode_ir = by_id[fid]
