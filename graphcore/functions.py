@@ -46,6 +46,7 @@ from graphcore.ops.probabilistic import (
 )
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
+from graphcore.ops.sampled_losses import negative_sampling
 
 __all__ = [
     "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
@@ -58,7 +59,7 @@ __all__ = [
     "tanh", "transpose", "where",
     "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
     "transpose_sequence",
-    "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll",
+    "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
 ]
 
 abs = absolute  # noqa: A001

@@ -19,3 +19,7 @@ from graphcore.links.rnn import (
 __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID",
            "LayerNormalization", "Link", "Linear", "MultiHeadAttention", "NStepGRU",
            "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM"]
+
+from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
+
+__all__ += ["BinaryHierarchicalSoftmax", "NegativeSampling"]
