@@ -8,6 +8,7 @@ from graphcore.ops import (  # noqa: F401
     embed,
     linalg,
     loss,
+    lstm_cell,
     math,
     noise,
     normalization_layer,
