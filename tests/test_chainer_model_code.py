@@ -271,3 +271,22 @@ def test_a_chainer_style_text_model_trains_through_the_alias(chainer_alias):
         optimizer.update(model, xs, ys)
         losses.append(float(model(xs, ys).array))
     assert losses[-1] < losses[0]
+
+
+def test_readme_chainer_example_runs(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+              if "chainer_compat.install()" in b]
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    try:
+        exec(compile(blocks[0], str(readme), "exec"), namespace)  # noqa: S102 - our own README
+    finally:
+        chainer_compat.uninstall()
+    assert namespace["model"].l1.W.shape == (16, 4)
+    assert namespace["optimizer"].t == 3
+    assert "chainer" not in sys.modules and list(tmp_path.iterdir()) == []
