@@ -399,9 +399,8 @@ def lstm_lm_floor(params: Sequence[np.ndarray], h0: np.ndarray, c0: np.ndarray,
         z = E[x] @ Wx.T
         z += bx
         z += h @ Wh.T
-        g = z.reshape(batch, n, 4)
-        np.tanh(g[:, :, 0], out=g[:, :, 0])
-        _sigmoid(g[:, :, 1:])
+        g = _sigmoid(z.copy()).reshape(batch, n, 4)  # contiguous: ~10x faster than per gate
+        np.tanh(z.reshape(batch, n, 4)[:, :, 0], out=g[:, :, 0])
         c = g[:, :, 0] * g[:, :, 1]
         c += g[:, :, 2] * cs[-1]
         tc = np.tanh(c)
@@ -432,13 +431,18 @@ def lstm_lm_floor(params: Sequence[np.ndarray], h0: np.ndarray, c0: np.ndarray,
         gh += gy @ Wo
         g, tc = gates[k], tanh_cs[k]
         a, i, f, o = g[:, :, 0], g[:, :, 1], g[:, :, 2], g[:, :, 3]
-        # h = o * tanh(c): dc += gh * o * (1 - tanh(c)^2)
-        np.multiply(gh, tc, out=gz[:, :, 3])
-        gz[:, :, 3] *= o * (1 - o)
+        # h = o * tanh(c): dc += gh * o * (1 - tanh(c)^2); then each gate's factor times its
+        # activation's slope, the slopes computed on the contiguous gates in one pass
         gc += gh * o * (1 - tc * tc)
-        np.multiply(gc, i * (1 - a * a), out=gz[:, :, 0])
-        np.multiply(gc, a * i * (1 - i), out=gz[:, :, 1])
-        np.multiply(gc, cs[k] * f * (1 - f), out=gz[:, :, 2])
+        np.multiply(gc, i, out=gz[:, :, 0])
+        np.multiply(gc, a, out=gz[:, :, 1])
+        np.multiply(gc, cs[k], out=gz[:, :, 2])
+        np.multiply(gh, tc, out=gz[:, :, 3])
+        slope = 1 - g
+        slope *= g
+        np.multiply(a, a, out=slope[:, :, 0])
+        np.subtract(1, slope[:, :, 0], out=slope[:, :, 0])
+        gz *= slope
         gc *= f
         gzf = gz.reshape(batch, 4 * n)
         np.add.at(gE, xs[k], gzf @ Wx)
