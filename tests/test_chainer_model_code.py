@@ -290,3 +290,39 @@ def test_readme_chainer_example_runs(tmp_path, monkeypatch):
     assert namespace["model"].l1.W.shape == (16, 4)
     assert namespace["optimizer"].t == 3
     assert "chainer" not in sys.modules and list(tmp_path.iterdir()) == []
+
+
+def test_static_code_runs_on_every_call_not_only_while_tracing():
+    class Counting(graphcore.Chain):
+        def __init__(self):
+            super().__init__()
+            with self.init_scope():
+                self.l = L.Linear(3, 2)
+            self.calls = 0
+
+        @graphcore.static_code
+        def count(self):
+            self.calls += 1
+
+        @graphcore.static_graph
+        def forward(self, x):
+            self.count()
+            return F.sum(self.l(x))
+
+    model = Counting()
+    for _ in range(4):  # one trace, three replays
+        model(np.ones((2, 3), np.float32)).backward()
+    assert model.calls == 4
+
+    class Reading(Counting):
+        @graphcore.static_graph
+        def forward(self, x):
+            self.record(self.l(x))
+            return F.sum(self.l(x))
+
+        @graphcore.static_code
+        def record(self, value):
+            pass
+
+    with pytest.raises(errors.TraceError, match="cannot take a Variable"):
+        Reading()(np.ones((2, 3), np.float32))

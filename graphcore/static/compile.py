@@ -50,6 +50,7 @@ class Compiled:
                 param._grad = out[key]
 
         self.publish_grads = publish_grads if pairs else None
+        self.host_calls: list = []  # @static_code calls seen while tracing, replayed each call
         self.replays = 0  # forward runs so far: a _PlanCall's backward needs its own run's buffers
         self.trained_params = tuple(p for p, _ in pairs)
         self.grad_keys = tuple(k for _, k in pairs)
@@ -142,6 +143,8 @@ class CompiledFunction:
         else:
             self.stats.hits += 1
             self.cache.move_to_end(key)
+            for fn, fn_args, fn_kwargs in compiled.host_calls:  # @static_code, every replay
+                fn(*fn_args, **fn_kwargs)
         self.last = compiled
         plan = compiled.plan
         values = plan.run(inputs, backward=False)
@@ -157,7 +160,12 @@ class CompiledFunction:
                      or not k[1:].isdigit()}
             return self.fn(*positional, **named)
 
-        traced = trace(self.fn, inputs, params, name=self.name, grads=grads, call=call)
+        host_calls: list = []
+        _recording.append(host_calls)
+        try:
+            traced = trace(self.fn, inputs, params, name=self.name, grads=grads, call=call)
+        finally:
+            _recording.pop()
         frozen = {n: p.array for n, p in traced.params.items()
                   if not p.requires_grad and not grads}
         graph, reports = run_passes(traced.graph, self.passes, frozen=frozen)
@@ -171,7 +179,9 @@ class CompiledFunction:
                              "output; or call it under no_backprop_mode() or train=False")
         compile_ms = (time.perf_counter() - start) * 1e3
         self.stats.compile_ms += compile_ms
-        return Compiled(traced, plan, reports, compile_ms)
+        compiled = Compiled(traced, plan, reports, compile_ms)
+        compiled.host_calls = host_calls
+        return compiled
 
     def _outputs(self, compiled: Compiled, values: dict[str, Any]) -> Any:
         keys = compiled.trace.output_keys
@@ -218,6 +228,27 @@ class _PlanCall(FunctionNode):
         np.copyto(plan.seeds["gy/" + self.key], grad_outputs[0])
         out = plan.run_backward()
         return tuple(out[k].copy() for k in compiled.grad_keys)
+
+
+_recording: list[list] = []  # the host-call lists of the traces in progress, innermost last
+
+
+def static_code(fn: Callable) -> Callable:
+    """Chainer's ``@static_code``: Python code inside a static-graph function that runs on
+    every call, not only while tracing (a counter, a log line). It runs in order before the
+    replayed computation, so it may not read values the graph computes: a Variable argument
+    is a TraceError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _recording:
+            if any(isinstance(a, Variable) for a in (*args, *kwargs.values())):
+                raise TraceError(f"static_code {fn.__name__}: it runs before each replay, so "
+                                 "it cannot take a Variable the graph computes")
+            _recording[-1].append((fn, args, kwargs))
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def static_graph(method: Callable | None = None, **options: Any):
