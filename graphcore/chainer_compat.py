@@ -5,9 +5,8 @@
 >>> import chainer, chainer.functions as F, chainer.links as L
 
 What it does: it registers modules under Chainer's names in ``sys.modules``. ``chainer`` itself
-is graphcore's namespace plus the few names Chainer keeps at its top level (``report``,
-``get_device``-free CPU helpers below); each submodule maps to graphcore's module of the same
-role:
+is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_code``, ``report``,
+``using_config``, ...); each submodule maps to graphcore's module of the same role:
 
     chainer.functions, .links, .optimizers, .optimizer_hooks, .initializers, .serializers,
     .reporter, .dataset (and .dataset.convert), .configuration, .computational_graph,
