@@ -133,6 +133,7 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
     config.enable_backprop = double
     _double[0] = double
     copied: set[int] = set()
+    owned: dict[int, np.ndarray] = {}  # leaf-gradient sums this walk allocated (kept alive)
     try:
         while heap:
             node = heapq.heappop(heap)[2]
@@ -177,7 +178,7 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
                                 gx = gx.copy()  # a compiled call's buffer, reused next call
                             captured[id(x)] = _add(captured[id(x)], gx)
                     else:
-                        _accumulate_leaf(x, gx, copied)
+                        _accumulate_leaf(x, gx, copied, owned)
                     continue
                 slot = pending.get(creator)
                 if slot is None:
@@ -242,10 +243,15 @@ def _describe(node: FunctionNode, what: str) -> str:
     return text
 
 
-def _accumulate_leaf(x: Variable, gx: Any, copied: set[int]) -> None:
+def _accumulate_leaf(x: Variable, gx: Any, copied: set[int], owned: dict[int, Any]) -> None:
     g = x._grad
     if g is not None:
-        x._grad = g + gx
+        if id(g) in owned and type(gx) is np.ndarray and gx.shape == g.shape \
+                and gx.dtype == g.dtype:
+            g += gx  # a sum this walk allocated for x alone: nobody else sees it
+        else:  # the first sum: a fresh array, never one a caller or another slot may hold
+            x._grad = g = g + gx
+            owned[id(g)] = g
         return
     if type(gx) is np.ndarray and (gx.base is not None or id(gx) in copied
                                    or not gx.flags.writeable):

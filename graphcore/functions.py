@@ -53,8 +53,15 @@ from graphcore.ops.pooling import (
     max_pooling_1d,
     max_pooling_2d,
 )
+from graphcore.ops.probabilistic import (
+    bernoulli_nll,
+    gaussian,
+    gaussian_kl_divergence,
+    gaussian_nll,
+)
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
+from graphcore.ops.sampled_losses import negative_sampling
 
 __all__ = [
     "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
@@ -71,6 +78,7 @@ __all__ = [
     "accuracy", "average_pooling_1d", "average_pooling_2d", "convolution_1d", "convolution_2d",
     "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
     "max_pooling_2d",
+    "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
 ]
 
 abs = absolute  # noqa: A001
@@ -134,11 +142,6 @@ def lstm(c_prev, x):
     """Chainer's LSTM activation: ``x`` holds the 4 gate pre-activations (a, i, f, o) along
     axis 1, interleaved per unit; returns ``(c, h)``.
     """
-    n = x.shape[1] // 4
-    gates = reshape(x, (x.shape[0], n, 4) + x.shape[2:])
-    a, i, f, o = split_axis(gates, 4, axis=2)
-    shape = (x.shape[0], n) + x.shape[2:]
-    a, i, f, o = (reshape(v, shape) for v in (a, i, f, o))
-    c = tanh(a) * sigmoid(i) + sigmoid(f) * c_prev
-    h = sigmoid(o) * tanh(c)
-    return c, h
+    from graphcore.ops.lstm_cell import lstm as lstm_op
+
+    return lstm_op(c_prev, x)

@@ -119,3 +119,13 @@ def zeros_like_input(x: Any) -> Any:
 def array_of(x: Any) -> np.ndarray:
     """The numpy array behind ``x`` (for constants derived from values, like masks)."""
     return x._array if isinstance(x, Variable) else x
+
+
+def tanh(x: Any) -> Any:
+    return _ops().tanh(x) if isinstance(x, Variable) else np.tanh(x)
+
+
+def stack(xs: list, axis: int = 0) -> Any:
+    if any(isinstance(x, Variable) for x in xs):
+        return _ops().stack(xs, axis=axis)
+    return np.stack(xs, axis=axis)

@@ -33,8 +33,8 @@ PathOrFile = str | os.PathLike | IO[bytes]
 def save_npz(file: PathOrFile, obj: Link | Optimizer, compression: bool = True) -> None:
     """Write ``obj``'s arrays to ``file`` (a path, written atomically, or a binary file object).
 
-    Every parameter must be initialized: a lazy parameter has no shape to save yet, so run
-    the model once first.
+    A lazy parameter not initialized yet has no array to save and is left out (Chainer
+    writes a pickled None; we never pickle): ``load_npz`` leaves it lazy, as Chainer does.
     """
     arrays = _collect(obj)
     _check_file("save_npz", file, "write")
@@ -161,11 +161,8 @@ def _check_file(api: str, file: object, method: str) -> None:
 def _link_arrays(link: Link) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for name, param in link.namedparams():
-        if param.array is None:
-            raise SerializationError(
-                f"{name[1:]}: parameter is not initialized yet (a lazy layer that has not seen "
-                "an input); run the model once before saving it")
-        arrays[name[1:]] = param.array
+        if param.array is not None:  # a lazy parameter not initialized yet is left out
+            arrays[name[1:]] = param.array
     for name, value in link.namedpersistent():
         if value is None:
             raise SerializationError(
@@ -241,6 +238,8 @@ def _check(key: str, value: np.ndarray, shape: tuple[int, ...], dtype: np.dtype)
 def _load_link(loader: _Loader, link: Link) -> None:
     for name, param in link.namedparams():
         key = name[1:]
+        if param.array is None and not loader.has(key):
+            continue  # saved before it was initialized: it stays lazy (Chainer's None)
         value = loader.get(key)
         if value is None:
             continue

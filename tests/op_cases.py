@@ -310,6 +310,8 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(4, 5), normal(5), normal(5)), label="2d"),
         OpCase((normal(2, 3, 4), normal(4), normal(4)), {"eps": 1e-3}, label="3d-eps"),
     ],
+    "lstm": [OpCase((normal(3, 2), normal(3, 8)), label="2d"),
+             OpCase((normal(2, 2, 3), normal(2, 8, 3)), label="3d")],
     "attention": [
         OpCase((normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 2)), label="no-mask"),
         OpCase((normal(2, 2, 3, 4), normal(2, 2, 3, 4), normal(2, 2, 3, 4)), {"scale": 0.7},

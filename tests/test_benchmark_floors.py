@@ -24,17 +24,25 @@ def _load_engine():
 
 engine = _load_engine()
 
+# W7 at full size takes seconds per run; these sizes keep its code paths (two windows, the
+# state carried between them) and make the check fast.
+SMALL = {"W7": {"n_vocab": 50, "n_embed": 8, "n_hidden": 12, "bptt": 5, "batch": 3}}
+
+
+def _build(key, seed=0):
+    return engine.WORKLOADS[key](seed, **SMALL.get(key, {}))
+
 
 @pytest.mark.parametrize("key", sorted(engine.WORKLOADS))
 @pytest.mark.parametrize("seed", [0, 1])
 def test_floor_gradients_match_graphcore(key, seed):
-    wl = engine.WORKLOADS[key](seed)
+    wl = _build(key, seed)
     assert engine.compare_gradients(wl) == []
 
 
 @pytest.mark.parametrize("key", sorted(engine.WORKLOADS))
 def test_floor_grads_are_float32_and_fresh(key):
-    wl = engine.WORKLOADS[key]()
+    wl = _build(key)
     unit = wl.units[-1]
     _, first = wl.floor_step(unit)
     copies = [g.copy() for g in first]
@@ -79,3 +87,18 @@ def test_import_leaves_thread_settings_alone(monkeypatch):
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)
     assert "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+def test_w7_state_is_carried_between_windows():
+    """The second window starts from the first's final state on both sides (truncated BPTT):
+    a floor that restarted from zeros is caught."""
+    wl = engine.build_w7(n_vocab=30, n_embed=6, n_hidden=5, bptt=4, batch=3)
+    honest = wl.floor_step
+
+    def restarting(unit):
+        first, xs, ts = unit
+        return honest((True, xs, ts))
+
+    wl.floor_step = restarting
+    problems = engine.compare_gradients(wl)
+    assert problems and all("unit 1" in p for p in problems)

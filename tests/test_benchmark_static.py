@@ -17,10 +17,12 @@ def bench():
     return module
 
 
-@pytest.mark.parametrize("key", ["W1", "W3", "W4", "W5", "W6"])
+@pytest.mark.parametrize("key", ["W1", "W3", "W4", "W5", "W6", "W7"])
 def test_static_steps_match_the_floor(bench, key):
     build = bench.engine.WORKLOADS[key]
-    wl = build(lengths=(3, 7)) if key == "W5" else build()
+    sizes = {"W5": {"lengths": (3, 7)},
+             "W7": {"n_vocab": 50, "n_embed": 8, "n_hidden": 12, "bptt": 5, "batch": 3}}
+    wl = build(**sizes.get(key, {}))
     step, compiled = bench.static_step(wl)
     assert bench.engine.compare_gradients(replace(wl, gc_step=step)) == []
     assert compiled.stats.misses >= 1

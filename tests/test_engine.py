@@ -304,3 +304,20 @@ def test_config_takes_user_keys_and_chainers_back_end_keys_as_chainer_does():
     with pytest.raises(TypeError, match="identifier"):
         with graphcore.using_config(3, True):
             pass
+
+
+def test_repeated_leaf_gradients_sum_in_place_without_touching_shared_arrays():
+    """A parameter used at many steps sums its gradients into one array the walk allocated;
+    a gradient array that another path (or the caller) still holds is never written to."""
+    rng = np.random.default_rng(0)
+    w = graphcore.Parameter(rng.standard_normal((3, 3)))
+    h = graphcore.Variable(rng.standard_normal((3, 3)))
+    y = F.sum(w + h) + F.sum((w + h) * 2) + F.sum(w * 3) + F.sum(w)
+    y.backward()
+    np.testing.assert_allclose(w.grad, np.full((3, 3), 7.0))
+    np.testing.assert_allclose(h.grad, np.full((3, 3), 3.0))
+    held = w.grad
+    before = held.copy()
+    y.backward()  # accumulates into a new array; the one the caller holds is unchanged
+    np.testing.assert_array_equal(held, before)
+    np.testing.assert_allclose(w.grad, np.full((3, 3), 14.0))

@@ -27,3 +27,7 @@ __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "Em
            "LayerNormalization", "Link", "Linear", "MultiHeadAttention", "NStepGRU",
            "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM",
            "Classifier", "Convolution1D", "Convolution2D", "Deconvolution1D", "Deconvolution2D"]
+
+from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
+
+__all__ += ["BinaryHierarchicalSoftmax", "NegativeSampling"]

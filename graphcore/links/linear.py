@@ -7,6 +7,7 @@ import numpy as np
 from graphcore.attributes import Attr, check_arguments
 from graphcore.errors import ArgumentTypeError, ShapeError
 from graphcore.links.link import Link
+from graphcore.ops.array import reshape
 from graphcore.ops.linalg import LinearFunction
 from graphcore.variable import Parameter, Variable
 
@@ -15,7 +16,8 @@ _ARGS = {"in_size": SIZE, "out_size": Attr(int, low=1), "nobias": Attr(bool)}
 
 
 class Linear(Link):
-    """Fully connected layer over the last axis.
+    """Fully connected layer: ``y = x @ W.T + b`` on ``(batch, in)``; a higher-dimensional input
+    is flattened after its first ``n_batch_axes`` axes (1 unless given), as in Chainer.
 
     ``Linear(None, 5)`` creates ``W`` on the first call, from the input's last axis
     (Chainer also accepts ``Linear(5)`` meaning the same).
@@ -41,7 +43,15 @@ class Linear(Link):
             else:
                 self.b = None
 
-    def forward(self, x):
+    # Chainer's default: the first axis is the batch and every later axis a feature, so an
+    # (N, C, H, W) input is flattened to (N, C * H * W). None maps the last axis instead,
+    # (..., in) -> (..., out), as the spec language's ``linear`` does.
+    n_batch_axes: int | None = 1
+
+    def forward(self, x, n_batch_axes: int | None = None):
+        n = self.n_batch_axes if n_batch_axes is None else n_batch_axes
+        if n is not None and getattr(x, "ndim", 0) > n + 1:
+            x = reshape(x, tuple(x.shape[:n]) + (-1,))
         W = self.W
         if W._array is None:
             if not isinstance(x, Variable | np.ndarray):

@@ -10,6 +10,8 @@ import contextlib
 import copy as copying
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from graphcore.variable import Parameter
 
 # Bumped whenever any link gains, loses or replaces a parameter or child, so the flat
@@ -25,6 +27,9 @@ class Link:
         object.__setattr__(self, "_persistent", [])
         object.__setattr__(self, "_within_init_scope", False)
         object.__setattr__(self, "name", None)
+
+    # Chainer's array module (numpy or cupy); graphcore computes with numpy only.
+    xp = np
 
     @contextlib.contextmanager
     def init_scope(self) -> Iterator[None]:

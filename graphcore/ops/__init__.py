@@ -10,6 +10,7 @@ from graphcore.ops import (  # noqa: F401
     evaluation,
     linalg,
     loss,
+    lstm_cell,
     math,
     noise,
     normalization,

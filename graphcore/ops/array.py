@@ -368,6 +368,9 @@ def _sequence(name: str, xs) -> tuple:
 
 
 def split_axis(x, indices_or_sections, axis: int = 0, force_tuple: bool = True):
+    if isinstance(indices_or_sections, np.ndarray) and indices_or_sections.ndim == 1 \
+            and indices_or_sections.dtype.kind in "iu":
+        indices_or_sections = tuple(int(i) for i in indices_or_sections)  # as Chainer takes
     ys = SplitAxis(indices_or_sections, axis).apply((x,))
     return ys if force_tuple or len(ys) > 1 else ys[0]
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from graphcore import functions as F
 from graphcore import links as L
 from graphcore.errors import ShapeError
 from graphcore.function_node import Attr
@@ -32,30 +31,10 @@ class Layer:
 
 
 def _linear(attrs: dict[str, Any]) -> Link:
-    n_batch_axes = attrs.get("n_batch_axes")
-    if n_batch_axes is None:
-        return L.Linear(attrs.get("in_size"), attrs["out_size"],
-                        nobias=attrs.get("nobias", False))
-    return _FlatteningLinear(n_batch_axes, attrs.get("in_size"), attrs["out_size"],
-                             nobias=attrs.get("nobias", False))
-
-
-class _FlatteningLinear(L.Linear):
-    """``linear`` with ``n_batch_axes``: the axes after the first ``n_batch_axes`` are
-    flattened into one feature axis first (Chainer's ``n_batch_axes``), e.g. a convolution's
-    ``(N, C, H, W)`` output becomes ``(N, C * H * W)``."""
-
-    def __init__(self, n_batch_axes: int, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.n_batch_axes = n_batch_axes
-
-    def forward(self, x):
-        n = self.n_batch_axes
-        if x.ndim < n:
-            raise ShapeError(f"linear: n_batch_axes is {n} but the input has shape {x.shape}")
-        if x.ndim != n + 1:
-            x = F.reshape(x, tuple(x.shape[:n]) + (-1,))
-        return super().forward(x)
+    link = L.Linear(attrs.get("in_size"), attrs["out_size"], nobias=attrs.get("nobias", False))
+    # None: map the last axis (docs/spec.md); n: flatten after the first n axes (Chainer's)
+    link.n_batch_axes = attrs.get("n_batch_axes")
+    return link
 
 
 def _convolution(link: type[Link]) -> Callable[[dict[str, Any]], Link]:

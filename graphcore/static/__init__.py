@@ -5,6 +5,12 @@ kernels over preallocated buffers) -> replay. ``compile`` / ``static_graph`` put
 cache keyed by the input signature.
 """
 
-from graphcore.static.compile import CompiledFunction, StaticCall, compile, static_graph
+from graphcore.static.compile import (
+    CompiledFunction,
+    StaticCall,
+    compile,
+    static_code,
+    static_graph,
+)
 
-__all__ = ["CompiledFunction", "StaticCall", "compile", "static_graph"]
+__all__ = ["CompiledFunction", "StaticCall", "compile", "static_code", "static_graph"]

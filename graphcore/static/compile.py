@@ -51,6 +51,7 @@ class Compiled:
     param_list: list[Parameter] = field(default_factory=list)  # the plan's, in IR order
     grad_keys: list[str | None] = field(default_factory=list)  # per StaticCall input
     wanted: tuple[str, ...] = ()  # the inputs differentiated (Variables requiring grad)
+    host_calls: list = field(default_factory=list)  # @static_code calls, replayed on each hit
 
     def __post_init__(self) -> None:
         self.plans = [[self.plan, None]]
@@ -239,6 +240,8 @@ class CompiledFunction:
         else:
             self.stats.hits += 1
             self.cache.move_to_end(key)
+            for fn, fn_args, fn_kwargs in compiled.host_calls:  # @static_code, every replay
+                fn(*fn_args, **fn_kwargs)
         self.last = compiled
         ys = _run_call(compiled, compiled.acquire(), arrays,
                        [leaves[i] for i in wanted] if wanted else [])
@@ -273,8 +276,13 @@ class CompiledFunction:
                     positional.append(_rebuild(item, variables))
             return self.fn(*positional, **named)
 
-        traced = trace(self.fn, inputs, params, name=self.name, grads=grads, call=call,
-                       seed_outputs=True, grad_inputs=wanted_names)
+        host_calls: list = []  # @static_code calls made while tracing, replayed on each hit
+        _recording.append(host_calls)
+        try:
+            traced = trace(self.fn, inputs, params, name=self.name, grads=grads, call=call,
+                           seed_outputs=True, grad_inputs=wanted_names)
+        finally:
+            _recording.pop()
         frozen = {n: p.array for n, p in traced.params.items()
                   if not p.requires_grad and not grads}
         graph, reports = run_passes(traced.graph, self.passes, frozen=frozen)
@@ -290,7 +298,29 @@ class CompiledFunction:
             [f"grad/{n}" if f"grad/{n}" in outputs else None for n in traced.params]
         return Compiled(traced, plan, reports, compile_ms,
                         param_list=list(traced.params.values()), grad_keys=grad_keys,
-                        wanted=wanted_names)
+                        wanted=wanted_names, host_calls=host_calls)
+
+
+_recording: list[list] = []  # the host-call lists of the traces in progress, innermost last
+
+
+def static_code(fn: Callable) -> Callable:
+    """Chainer's ``@static_code``: Python code inside a static-graph function that runs on
+    every call, not only while tracing (a counter, a log line). It runs in order before the
+    replayed computation, so it may not read values the graph computes: a Variable argument
+    is a TraceError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _recording:
+            if any(isinstance(a, Variable) for a in (*args, *kwargs.values())):
+                raise errors.TraceError(f"static_code {fn.__name__}: it runs before each "
+                                        "replay, so it cannot take a Variable the graph "
+                                        "computes")
+            _recording[-1].append((fn, args, kwargs))
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def static_graph(method: Callable | None = None, **options: Any):
@@ -299,8 +329,14 @@ def static_graph(method: Callable | None = None, **options: Any):
     check_compile_arguments("static_graph", method, None, options.get("passes"),
                             options.get("cache_size", 16), None)
 
+    if options.get("enable_double_backprop"):
+        raise NotImplementedError("static_graph: a replayed plan differentiates once; "
+                                  "enable_double_backprop=True is not supported")
+
     def wrap(m: Callable) -> Callable:
         attr = f"_static_{m.__name__}"
+        if options.get("force_test_define_by_run"):  # Chainer's switch for testing: no plan
+            return m
 
         @functools.wraps(m)
         def wrapper(self, *args: Any, **kwargs: Any) -> Any:

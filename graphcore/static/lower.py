@@ -243,6 +243,9 @@ def _forward_set(graph: Graph) -> set[int]:
             continue
         seen.add(i)
         stack.extend(by_id[i].inputs)
+    # a multi-output op's projections are views of its buffers: they belong with the op even
+    # when no forward output reads them (an LSTM's last cell state, read only by backward)
+    seen.update(n.id for n in graph.nodes if n.op == "project" and n.inputs[0] in seen)
     return seen
 
 

@@ -283,7 +283,11 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, i
             else:
                 vid = b.add("vjp", (fid, *gys), x.shape, x.dtype,
                             {"of": fnode_ir.op, "index": i})
-            pending.setdefault(x_id, []).append(vid)
+            terms = pending.get(x_id)
+            if terms is None:
+                pending[x_id] = [vid]
+            else:  # sum as contributions arrive: each term's buffer is free for the next one
+                terms[0] = b.add("add", (terms[0], vid), x.shape, x.dtype)
     grads = {}
     for key, leaf in wrt.items():
         if leaf in pending:

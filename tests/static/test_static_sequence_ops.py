@@ -53,7 +53,7 @@ def test_layer_norm_and_attention_ops():
     keep[1, :, 3] = False
 
     def fn(x):
-        h = ln(proj(x))
+        h = ln(proj(x, n_batch_axes=2))  # Chainer: L.Linear flattens after n_batch_axes
         a = F.attention(h, h, F.copy(h), mask=keep, scale=0.3)
         return F.sum(F.swapaxes(a, 1, 2) * F.swapaxes(h, 1, 2))
 

@@ -17,6 +17,10 @@ conventions (a ``vjp`` reads its forward node's value and inputs), and is not na
 ``graph.outputs``. Every node of a chain has the chain output's shape and dtype, so the running
 value is never broadcast (a binary op that would broadcast it ends the chain). Where a node could
 continue two chains, the first operand wins. Chains are maximal; one of length 1 is left alone.
+A chain of values over ``SPAN_LIMIT_BYTES`` never spans a non-fusable computed node (``n(i+1)``
+may not come after one that ``ni`` precedes): fusing across it would keep the chain's inputs
+alive through it, e.g. every step's term of a large gradient summed over many steps, where
+adding each term as it comes (in place) is faster.
 The fused node takes the id of the chain's last node and stands where it stood; the other nodes
 of the chain disappear. Its inputs are the chain's external values in first-use order.
 
@@ -54,6 +58,8 @@ where a vjp's operands are the incoming gradient ``gy`` and the forward node's o
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from graphcore.static.ir import Graph, Node
 from graphcore.static.passes import PassReport
@@ -100,16 +106,35 @@ def _chain_links(graph: Graph, by_id: dict[int, Node],
     """For each fusable node that continues a chain, the id of the node whose value it runs on."""
     outputs = set(graph.outputs.values())
     previous: dict[int, int] = {}
+    # how many non-fusable computations precede each node: a link across one would keep the
+    # chain's inputs alive through it (a gradient summed over many steps would hold every
+    # step's term until the last one instead of adding each as it comes)
+    barriers: dict[int, int] = {}
+    count = 0
+    for node in graph.nodes:
+        barriers[node.id] = count
+        if node.op not in ("input", "param", "const") and not _fusable(node, by_id):
+            count += 1
     for node in graph.nodes:
         if not _fusable(node, by_id):
             continue
         for i in _operands(node):
             before = by_id[i]
             if (_fusable(before, by_id) and readers[i] == {node.id} and i not in outputs
-                    and before.shape == node.shape and before.dtype == node.dtype):
+                    and before.shape == node.shape and before.dtype == node.dtype
+                    and (barriers[i] == barriers[node.id] or _small(node))):
                 previous[node.id] = i
                 break
     return previous
+
+
+# Below this size the values a chain keeps alive across other nodes stay cache-sized, and
+# one fused pass beats a pass per term.
+SPAN_LIMIT_BYTES = 256 * 1024
+
+
+def _small(node: Node) -> bool:
+    return int(np.prod(node.shape)) * np.dtype(node.dtype).itemsize <= SPAN_LIMIT_BYTES
 
 
 def _fuse(chain: list[Node], by_id: dict[int, Node]) -> Node:
