@@ -76,6 +76,11 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
             _load_optimizer(loader, obj)
         elif isinstance(obj, Link):
             _load_link(loader, obj)
+        elif hasattr(obj, "serialize"):
+            from graphcore.training.serialization import Loader
+
+            obj.serialize(Loader(npz, path, strict))
+            return
         else:
             raise TypeError(f"load_npz loads into a Link or an Optimizer, got "
                             f"{type(obj).__name__}")
@@ -90,6 +95,12 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
         return _optimizer_arrays(obj)
     if isinstance(obj, Link):
         return _link_arrays(obj)
+    if hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
+        from graphcore.training.serialization import Saver
+
+        arrays: dict[str, np.ndarray] = {}
+        obj.serialize(Saver(arrays))
+        return arrays
     raise TypeError(f"save_npz saves a Link or an Optimizer, got {type(obj).__name__}")
 
 
