@@ -66,6 +66,8 @@ class RunResult:
     examples: int = 1
     example_outputs: list[dict[str, Any]] = field(default_factory=list)
     loss_variable: Variable | None = None
+    # The arrays the loss step took, one tuple per example (metrics compare them).
+    loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 class SpecModel(Chain):
@@ -100,6 +102,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     per_example: list[dict[str, Any]] = []
     total_loss = 0.0
     loss_var = None
+    loss_args: list[tuple[Any, ...]] = []
     forward_s = backward_s = 0.0
     with seeded((spec.seed if seed is None else seed) + 1):
         for i in range(n):
@@ -114,6 +117,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
             forward_s += time.perf_counter() - start
             per_example.append(outputs)
             if loss is not None:
+                loss_args.append(run.produced[-1][2])
                 total_loss += float(loss.array.item()) / n  # size 1, any ndim
                 loss_var = loss
                 if backward and loss.creator is not None:
@@ -125,7 +129,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
               "total": (forward_s + backward_s) * 1e3}
     return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
                      path=path, timing_ms=timing, examples=n, example_outputs=per_example,
-                     loss_variable=loss_var)
+                     loss_variable=loss_var, loss_inputs=loss_args)
 
 
 def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Variable:

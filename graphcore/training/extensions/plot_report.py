@@ -41,6 +41,31 @@ def render_png(series: dict[str, list[tuple[float, float]]], x_label: str,
     return buffer.getvalue()
 
 
+def render_panels(panels: dict[str, dict[str, list[tuple[float, float]]]], x_label: str,
+                  dpi: int = 100) -> bytes:
+    """One chart per panel (``{title: {label: [(x, y), ...]}}``) side by side, as PNG bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.8 * max(len(panels), 1), 3.6), dpi=dpi)
+    FigureCanvasAgg(figure)
+    for index, (title, series) in enumerate(panels.items(), 1):
+        axes = figure.add_subplot(1, max(len(panels), 1), index)
+        for label, points in series.items():
+            if points:
+                xs, ys = zip(*points, strict=True)
+                axes.plot(xs, ys, marker="o", markersize=3, label=label)
+        axes.set_title(title)
+        axes.set_xlabel(x_label)
+        axes.grid(True, alpha=0.3)
+        if any(series.values()):
+            axes.legend(loc="best")
+    figure.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.9, wspace=0.25)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
 class PlotReport(Extension):
     def __init__(self, y_keys: str | Sequence[str], x_key: str = "iteration",
                  trigger: Any = (1, "epoch"),
