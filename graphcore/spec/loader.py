@@ -104,13 +104,13 @@ class _Loader(InputsReader, StepsReader, WorkflowReader):
         seed = self.read_int(root.get("seed"), "seed", 0, low=0)
         inputs = self.read_inputs(root.get("inputs"))
         data = self.read_data(root.get("data"))
-        for name, spec in self.data_inputs.items():
-            if name in inputs:
-                self.error(spec.loc, f"input '{name}' is declared in inputs and fed by data; "
-                           "keep one")
+        for input_name, fed in self.data_inputs.items():
+            if input_name in inputs:
+                self.error(fed.loc, f"input '{input_name}' is declared in inputs and fed by "
+                           "data; keep one")
             else:
-                inputs[name] = spec
-                self.input_locs[name] = spec.loc
+                inputs[input_name] = fed
+                self.input_locs[input_name] = fed.loc
         validation = self.read_validation(root.get("validation"))
         train = self.read_train(root.get("train"))
         if validation is not None and data is None:

@@ -78,9 +78,11 @@ class TrainSettings:
     mode: str = "dynamic"
 
     def fingerprint(self) -> str:
-        """What a checkpoint must match to be resumed (the mode may differ)."""
+        """What a checkpoint must match to be resumed (the mode and the length of training
+        may differ: a run can be continued for more epochs)."""
         doc = asdict(self)
-        doc.pop("mode")
+        for key in ("mode", "epochs", "steps", "early_stopping"):
+            doc.pop(key)
         return json.dumps(doc, sort_keys=True)
 
 
