@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from cli.commands import bench, check, ops, run, train, viz
+from cli.commands import bench, check, evaluate, ops, predict, run, train, viz
 from cli.errors import BROKEN_PIPE, State, silence_stdout
 
 app = typer.Typer(
@@ -28,6 +28,8 @@ def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of f
 
 app.command("run", help=run.__doc__)(run.run)
 app.command("train", help=train.__doc__)(train.train)
+app.command("evaluate", help=evaluate.__doc__)(evaluate.evaluate)
+app.command("predict", help=predict.__doc__)(predict.predict)
 app.command("viz", help=viz.__doc__)(viz.viz)
 app.command("bench", help=bench.__doc__)(bench.bench)
 app.command("check", help=check.__doc__)(check.check)

@@ -146,6 +146,9 @@ class SpecData:
     train: dict[str, Array]
     validation: dict[str, Array] | None
     shared: dict[str, Array]
+    # With a validation fraction: which rows of the data each part holds (for messages).
+    train_index: np.ndarray | None = None
+    validation_index: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
@@ -177,6 +180,7 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
     shared = {n: v for n, v in arrays.items() if n not in rows}
     v = spec.validation if split else None
     validation = None
+    val_index = train_index = None
     if v is not None and v.fraction is not None:
         n = _rows(rows)
         n_val = int(round(n * v.fraction))
@@ -194,7 +198,7 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
 
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
         validation = read_data(Path(spec.folder) / v.file, fed, v.loc)
-    return SpecData(rows, validation, shared)
+    return SpecData(rows, validation, shared, train_index, val_index)
 
 
 def _take(array: Array, index: np.ndarray) -> Array:
@@ -298,7 +302,9 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
     if logits is None or logits.ndim != 2:
         return
     classes = logits.shape[1]
-    for part, arrays in (("training", data.train), ("validation", data.validation or {})):
+    parts = (("training", data.train, data.train_index),
+             ("validation", data.validation or {}, data.validation_index))
+    for part, arrays, index in parts:
         labels = arrays.get(label)
         if labels is None:
             continue
@@ -306,10 +312,12 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
         bad = np.flatnonzero((labels != -1) & ((labels < 0) | (labels >= classes)))
         if bad.size:
             where = spec.inputs[label].loc
+            row = int(bad[0] if index is None else index[bad[0]]) + 1
+            what = "data row" if index is not None or part == "training" else "validation row"
             raise errors.SpecError(
-                f"input '{label}': {part} row {int(bad[0]) + 1} has label "
-                f"{labels[bad[0]]!r}, outside 0..{classes - 1} for softmax_cross_entropy over "
-                f"{classes} classes ({bad.size} such rows)", where.file, where.line, where.col)
+                f"input '{label}': {what} {row} has label {labels[bad[0]].item()!r}, outside "
+                f"0..{classes - 1} for softmax_cross_entropy over {classes} classes "
+                f"({bad.size} such row{'s' * (bad.size != 1)})", where.file, where.line, where.col)
 
 
 # ----------------------------------------------------------------------------- training
