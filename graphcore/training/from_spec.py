@@ -644,8 +644,7 @@ class TrainingSession:
         if self.epoch_log.log:
             self.write(self.out / CURVES, self.curves_png())
         updater = self.trainer.updater
-        stopped_early = (not interrupted and isinstance(self.stop.inner, EarlyStoppingTrigger)
-                         and not self.stop.inner._max_trigger(self.trainer))
+        stopped_early = not interrupted and getattr(self.stop.inner, "stopped_early", False)
         best = None
         if self.files.best_value is not None:
             best = {"metric": _friendly(self.watch), "value": self.files.best_value,

@@ -100,6 +100,7 @@ class EarlyStoppingTrigger:
         from graphcore.training.reporter import DictSummary
 
         self.count = 0
+        self.stopped_early = False
         self.patience = patience
         self.monitor = monitor
         self.verbose = verbose
@@ -135,7 +136,8 @@ class EarlyStoppingTrigger:
             self.count = 0
         else:
             self.count += 1
-        return self.count >= self.patience
+        self.stopped_early = self.count >= self.patience  # not Chainer's: says why it fired
+        return self.stopped_early
 
     def get_training_length(self) -> tuple[float, str]:
         return self._max_trigger.get_training_length()
