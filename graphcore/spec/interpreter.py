@@ -228,6 +228,8 @@ class _Run:
         try:
             if step.layer:
                 result = self.model.layer(step.name + suffix)(*args)
+            elif step.op == "dropout" and not config.train:
+                result = args[0]  # evaluation mode: the identity, as F.dropout is
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
