@@ -27,13 +27,15 @@ from graphcore.training.from_spec import (
 
 
 def train(spec: Spec, overrides: Mapping[str, str], *, steps: int | None, epochs: int | None,
-          resume: bool, checkpoint: Path | None, params: Path | None, optimizer: str | None,
+          resume: bool, checkpoint: Path | None, params: Path | None, shuffle: bool | None,
+          optimizer: str | None,
           lr: float | None, batch_size: int | None, mode: str, passes: list[str] | None,
           seed: int | None, save: Path | None, json_out: bool, out_dir: Path,
           quiet: bool) -> None:
     try:
         settings = settings_for(spec, seed=seed, epochs=epochs, steps=steps,
-                                batch_size=batch_size, optimizer=optimizer, lr=lr, mode=mode)
+                                batch_size=batch_size, optimizer=optimizer, lr=lr,
+                                shuffle=shuffle, mode=mode)
         data = load_spec_data(spec, settings.seed, overrides)
         folder = files.artifact_dir(out_dir, spec.name)
         if resume and params is not None:

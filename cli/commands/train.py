@@ -50,6 +50,9 @@ def train(
     data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
                                      "from this file."),
     resume: bool = typer.Option(False, "--resume", help="Continue from a checkpoint."),
+    shuffle: bool | None = typer.Option(None, "--shuffle/--no-shuffle", help="Visit the rows "
+                                        "in a new random order each epoch (default: the "
+                                        "spec's, true)."),
     params: Path | None = typer.Option(None, "--params", help="Start from these parameters "
                                        "(.npz)."),
     optimizer: WorkflowOptimizer | None = typer.Option(None, "--optimizer",
@@ -79,14 +82,15 @@ def train(
     loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
     if loaded.data is not None or loaded.train is not None or epochs is not None or resume:
         train_workflow.train(loaded, overrides, steps=steps, epochs=epochs, resume=resume,
-                             checkpoint=checkpoint, params=params,
+                             checkpoint=checkpoint, params=params, shuffle=shuffle,
                              optimizer=None if optimizer is None else optimizer.value, lr=lr,
                              batch_size=batch_size, mode=mode.value, passes=pass_list,
                              seed=seed, save=save, json_out=json_out, out_dir=out_dir,
                              quiet=quiet)
         return
-    if params is not None:
-        raise CliError("--params applies to specs with a `data:` or `train:` section", USAGE)
+    if params is not None or shuffle is not None:
+        raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
+                       "with a `data:` or `train:` section", USAGE)
     if optimizer is not None and optimizer.value not in OPTIMIZERS:
         raise CliError(f"--optimizer {optimizer.value} applies to specs with a `train:` "
                        f"section; here choose one of {', '.join(OPTIMIZERS)}", USAGE)

@@ -230,3 +230,18 @@ def test_a_batch_dimension_bound_differently_is_exit_65(folder):
     result = cli("run", folder / "points.yaml", "--input", f"x={folder / 'five.csv'}")
     assert result.exit_code == 65
     assert "batch dimension 'batch' is 160 for input 't' but 5 for input 'x'" in result.stderr
+
+
+def test_no_shuffle_visits_rows_in_file_order(folder):
+    result = cli("train", folder / "points.yaml", "--epochs", 1, "--no-shuffle", "--out-dir",
+                 folder / "o")
+    assert result.exit_code == 0, result.stderr
+    with np.load(folder / "o" / "points" / "checkpoint.npz") as ckpt:
+        assert not any(k.startswith("trainer/updater/iterator:main/order") for k in ckpt.files)
+    shuffled = cli("train", folder / "points.yaml", "--epochs", 1, "--out-dir", folder / "s")
+    assert shuffled.exit_code == 0
+    with np.load(folder / "s" / "points" / "checkpoint.npz") as ckpt:
+        order = ckpt["trainer/updater/iterator:main/order"]
+    assert sorted(order.tolist()) == list(range(120)) and order.tolist() != list(range(120))
+    legacy = cli("train", ROOT / "specs" / "residual_mlp.yaml", "--no-shuffle")
+    assert legacy.exit_code == 2 and "--shuffle applies to specs with a `data:`" in legacy.stderr
