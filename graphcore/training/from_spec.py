@@ -528,7 +528,7 @@ class TrainingSession:
         run = self._runner(passes)
         updater = _SpecUpdater(iterator, self.optimizer,
                                lambda batch: collate(batch, data.shared, sequences), run,
-                               settings.seed, settings.metrics, settings.mode == "dynamic")
+                               settings.seed, settings.metrics, True)
         self.stop = _StoppableTrigger(self._stop_trigger())
         self.trainer = Trainer(updater, self.stop, out=str(self.out))
         if data.validation is not None:
@@ -555,7 +555,8 @@ class TrainingSession:
         if self.settings.mode == "static":
             from graphcore.static.spec_mode import StaticSpecRunner
 
-            self.static_runner = StaticSpecRunner(self.spec, self.model, passes=passes)
+            self.static_runner = StaticSpecRunner(self.spec, self.model, passes=passes,
+                                                  loss_inputs=bool(self.settings.metrics))
             return self.static_runner.run
         return lambda inputs, seed: run_spec(self.spec, self.model, inputs, seed=seed)
 
