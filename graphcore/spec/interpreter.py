@@ -44,7 +44,8 @@ PREDICATE_HOOKS: list = []
 
 @dataclass
 class PathEntry:
-    """One decision the run made: ``kind`` is if | repeat | while | for_each | example."""
+    """One decision the run made: ``kind`` is if | repeat | while | for_each | example |
+    batch (the size a named leading axis took)."""
 
     kind: str
     loc: Loc
@@ -98,7 +99,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step."""
     n = _example_count(spec, inputs)
     model.cleargrads()
-    path: list[PathEntry] = []
+    path: list[PathEntry] = bound_dims(spec, inputs)
     per_example: list[dict[str, Any]] = []
     total_loss = 0.0
     loss_var = None
@@ -130,6 +131,21 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
                      path=path, timing_ms=timing, examples=n, example_outputs=per_example,
                      loss_variable=loss_var, loss_inputs=loss_args)
+
+
+def bound_dims(spec: Spec, inputs: Mapping[str, Any]) -> list[PathEntry]:
+    """A ``batch`` path entry per named leading axis (``shape: [batch, 2]``): the size the
+    run bound it to, at the first input naming it."""
+    entries, seen = [], set()
+    for name, inp in spec.inputs.items():
+        dim = inp.batch_dim
+        if dim is None or dim in seen or name not in inputs:
+            continue
+        seen.add(dim)
+        value = inputs[name]
+        size = len(value) if isinstance(value, list) else int(np.shape(value)[0])
+        entries.append(PathEntry("batch", inp.loc, {"dim": dim, "size": size}))
+    return entries
 
 
 def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Variable:

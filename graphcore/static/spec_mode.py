@@ -66,7 +66,7 @@ class StaticSpecRunner:
             seed: int | None = None) -> RunResult:
         n = interpreter._example_count(self.spec, inputs)
         self.model.cleargrads()
-        path: list[PathEntry] = []
+        path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
         per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
         loss_args: list[tuple[Any, ...]] = []
         grads: dict[str, np.ndarray] = {}

@@ -232,8 +232,12 @@ outputs: [_]
     for n in (1, 5):
         np.save(tmp_path / "x.npy", np.ones((n, 3), np.float32))
         np.save(tmp_path / "m.npy", np.ones((n, 3), np.float32))
-        result = run_spec(spec, build_model(spec), make_inputs(spec.inputs, 0, tmp_path))
-        assert array(result.outputs["_"]).shape == (n, 3)
+        inputs = make_inputs(spec.inputs, 0, tmp_path)
+        model = build_model(spec)
+        for result in (run_spec(spec, model, inputs), StaticSpecRunner(spec, model).run(inputs)):
+            assert array(result.outputs["_"]).shape == (n, 3)
+            assert [(p.kind, p.detail) for p in result.path] == [
+                ("batch", {"dim": "rows", "size": n})]
     np.save(tmp_path / "m.npy", np.ones((2, 3), np.float32))
     with pytest.raises(SpecError, match="batch dimension 'rows' is 5 for input 'x' but 2 for "
                        "input 'm'"):
