@@ -510,6 +510,11 @@ class TrainingSession:
         if settings.batch_size > data.rows:
             raise TrainingOptionError(f"batch size {settings.batch_size} is larger than the "
                                       f"training data ({data.rows} rows)")
+        watched = (settings.early_stopping or {}).get("metric", "")
+        if watched.startswith("validation_") and data.validation is None:
+            raise TrainingOptionError(f"early stopping watches {watched}, but the spec has "
+                                      "no validation data; add `validation:` (a fraction or "
+                                      "a file) or watch a training metric")
         self.spec, self.settings, self.data = spec, settings, data
         self.out = Path(out_dir)
         self.writer = writer or write_atomic

@@ -242,3 +242,13 @@ outputs: [_]
     with pytest.raises(SpecError, match="batch dimension 'rows' is 5 for input 'x' but 2 for "
                        "input 'm'"):
         make_inputs(spec.inputs, 0, tmp_path)
+
+
+def test_early_stopping_on_validation_needs_validation_data(blobs):
+    from graphcore.training.from_spec import TrainingOptionError
+
+    text = DATA_SPEC.replace("validation: 0.25\n", "").replace(
+        "epochs: 4,", "epochs: 4, early_stopping: {metric: validation_loss},")
+    with pytest.raises(TrainingOptionError, match="watches validation_loss, but the spec has "
+                       "no validation data"):
+        train(load(blobs, text), blobs)
