@@ -245,3 +245,23 @@ def test_no_shuffle_visits_rows_in_file_order(folder):
     assert sorted(order.tolist()) == list(range(120)) and order.tolist() != list(range(120))
     legacy = cli("train", ROOT / "specs" / "residual_mlp.yaml", "--no-shuffle")
     assert legacy.exit_code == 2 and "--shuffle applies to specs with a `data:`" in legacy.stderr
+
+
+def test_params_start_and_resume_from_a_named_checkpoint(folder):
+    first = cli("train", folder / "points.yaml", "--epochs", 3, "--save", folder / "p.npz",
+                "--json", "--out-dir", folder / "a")
+    assert first.exit_code == 0, first.stderr
+    fresh = json.loads(first.stdout)["log"][0]["loss"]
+    warm = cli("train", folder / "points.yaml", "--epochs", 1, "--params", folder / "p.npz",
+               "--json", "--out-dir", folder / "b")
+    assert warm.exit_code == 0, warm.stderr
+    assert json.loads(warm.stdout)["log"][0]["loss"] < fresh
+    saved = folder / "kept.npz"
+    saved.write_bytes((folder / "a" / "points" / "checkpoint.npz").read_bytes())
+    resumed = cli("train", folder / "points.yaml", "--epochs", 4, "--resume", saved, "--json",
+                  "--out-dir", folder / "c")
+    assert resumed.exit_code == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert doc["resumed_from"] == str(saved)
+    assert [e["epoch"] for e in doc["log"]] == [1, 2, 3, 4]  # the log continues too
+    assert cli("train", folder / "points.yaml", saved).exit_code == 2  # a checkpoint needs --resume
