@@ -149,6 +149,37 @@ class EarlyStoppingTrigger:
         self.best = serializer("best", float(self.best))
 
 
+class ManualScheduleTrigger:
+    """Fires at the listed epochs (or iterations): ``ManualScheduleTrigger([10, 15], 'epoch')``."""
+
+    def __init__(self, points: Any, unit: str) -> None:
+        if unit not in ("epoch", "iteration"):
+            raise ValueError(f"Trigger unit must be either 'epoch' or 'iteration', got {unit!r}")
+        self.points = points if isinstance(points, list) else [points]
+        self.unit = unit
+        self.finished = False
+        self._previous_iteration = 0
+        self._previous_epoch_detail = 0.0
+
+    def __call__(self, trainer: Any) -> bool:
+        updater = trainer.updater
+        if self.unit == "epoch":
+            now, before = updater.epoch_detail, self._previous_epoch_detail
+        else:
+            now, before = updater.iteration, self._previous_iteration
+        fire = any(before < point <= now for point in self.points)
+        self.finished = now >= max(self.points)
+        self._previous_iteration = updater.iteration
+        self._previous_epoch_detail = updater.epoch_detail
+        return fire
+
+    def serialize(self, serializer: Any) -> None:
+        self._previous_iteration = serializer("previous_iteration", self._previous_iteration)
+        self._previous_epoch_detail = serializer("previous_epoch_detail",
+                                                 float(self._previous_epoch_detail))
+        self.finished = serializer("finished", self.finished)
+
+
 def _never(trainer: Any) -> bool:
     return False
 

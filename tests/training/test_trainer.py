@@ -174,3 +174,27 @@ def test_report_outside_a_reporter_does_nothing():
     assert observation == {"main/loss": np.float32(2.0)}
     with reporter.scope({}), pytest.raises(KeyError):
         graphcore.report({"x": 1}, object())
+
+
+def test_learning_rate_schedules_and_observe_lr(tmp_path):
+    trainer, model = make_trainer(tmp_path, 4)
+    optimizer = trainer.updater.get_optimizer("main")
+    trainer.extend(extensions.ExponentialShift("alpha", 0.5),
+                   trigger=training.triggers.ManualScheduleTrigger([2, 3], "epoch"))
+    trainer.extend(extensions.observe_lr())
+    trainer.extend(extensions.observe_value(
+        "alpha", lambda t: t.updater.get_optimizer("main").alpha))
+    trainer.run()
+    assert optimizer.alpha == pytest.approx(0.05 * 0.25)
+    log = trainer.get_extension("LogReport").log
+    # observed before the shift of the same iteration (writers run before readers)
+    assert [entry["alpha"] for entry in log] == pytest.approx([0.05, 0.05, 0.025, 0.0125])
+    assert all(entry["lr"] > 0 for entry in log)
+
+    linear = training.extensions.LinearShift("alpha", (0.1, 0.0), (0, 10))
+    trainer2, _ = make_trainer(tmp_path / "b", 1)
+    trainer2.extend(linear, trigger=(1, "iteration"))
+    trainer2.run()
+    steps = trainer2.updater.iteration
+    assert trainer2.updater.get_optimizer("main").alpha == pytest.approx(
+        max(0.1 * (1 - steps / 10), 0.0))
