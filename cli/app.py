@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover - older Typer over the click package
     from click import ClickException
 
 from cli import stdout
-from cli.commands import bench, check, ops, train, viz
+from cli.commands import bench, check, evaluate, ops, predict, train, viz
 from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
 from cli.version import version
@@ -47,6 +47,8 @@ def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of f
 
 app.command("run", help=run_command.__doc__)(run_command.run)
 app.command("train", help=train.__doc__)(train.train)
+app.command("evaluate", help=evaluate.__doc__)(evaluate.evaluate)
+app.command("predict", help=predict.__doc__)(predict.predict)
 app.command("viz", help=viz.__doc__)(viz.viz)
 app.command("bench", help=bench.__doc__)(bench.bench)
 app.command("check", help=check.__doc__)(check.check)

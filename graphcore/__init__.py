@@ -21,19 +21,24 @@ _install_operators()
 from graphcore import (  # noqa: E402
     computational_graph,
     dataset,
+    datasets,
     gradient_check,
     initializers,
+    iterators,
     links,
     optimizers,
     reporter,
     serializers,
+    training,
 )
 from graphcore.links.link import Chain, ChainList, Link, Sequential  # noqa: E402
-from graphcore.reporter import report  # noqa: E402
 from graphcore.static import compile, static_code, static_graph  # noqa: E402
+from graphcore.training.reporter import Reporter, report, report_scope  # noqa: E402
 
 __all__ = [
-    "Attr", "Chain", "ChainList", "FunctionNode", "Link", "Parameter", "Sequential", "Variable",
+    "Attr", "Chain", "ChainList", "FunctionNode", "Link", "Parameter", "Reporter", "Sequential",
+    "Variable", "dataset", "datasets", "iterators", "report", "report_scope", "reporter",
+    "training",
     "all_ops", "as_array", "as_variable", "compile", "computational_graph", "config", "errors",
     "force_backprop_mode", "functions", "get_op", "grad", "gradient_check", "initializers",
     "links", "no_backprop_mode", "optimizers", "register_op", "serializers", "static_graph",

@@ -67,7 +67,7 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
     array's shape is read from its header before any data is decompressed, so an array that
     does not fit an initialized parameter is refused without inflating it.
     """
-    if not isinstance(obj, Link | Optimizer):
+    if not isinstance(obj, Link | Optimizer) and not hasattr(obj, "serialize"):
         raise ArgumentTypeError(f"load_npz loads into a Link or an Optimizer, got "
                                 f"{type(obj).__name__}")
     _check_file("load_npz", file, "read")
@@ -94,6 +94,11 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
         loader = _Loader(npz, path, strict)
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
+        elif hasattr(obj, "serialize"):
+            from graphcore.training.serialization import Loader
+
+            obj.serialize(Loader(npz, path, strict))
+            return
         else:
             _load_link(loader, obj)
         loader.finish()
@@ -149,6 +154,12 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
         return _optimizer_arrays(obj)
     if isinstance(obj, Link):
         return _link_arrays(obj)
+    if hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
+        from graphcore.training.serialization import Saver
+
+        arrays: dict[str, np.ndarray] = {}
+        obj.serialize(Saver(arrays))
+        return arrays
     raise ArgumentTypeError(f"save_npz saves a Link or an Optimizer, got {type(obj).__name__}")
 
 

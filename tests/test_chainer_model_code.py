@@ -159,7 +159,9 @@ def test_report_is_dropped_outside_a_scope_and_collected_inside():
     with r.scope(observation):
         loss = model(x)
         graphcore.report({"lr": 0.1})
-    assert observation["main/loss"] is loss and observation["main/count"] == 3
+    # the value without its graph, as Chainer reports unless config.keep_graph_on_report
+    assert float(observation["main/loss"]) == float(loss.array)
+    assert observation["main/count"] == 3
     assert observation["lr"] == 0.1
     with r.scope({}), pytest.raises(KeyError, match="not registered"):
         Reporting()(x)
@@ -174,7 +176,7 @@ def test_concat_examples_stacks_fields_and_pads():
     np.testing.assert_array_equal(ts, [0, 1])
     xs = dataset.concat_examples([np.zeros(2), np.ones(2)], -1)
     assert xs.shape == (2, 2)
-    with pytest.raises(ValueError, match="not the CPU"):
+    with pytest.raises(ValueError, match="host only"):
         dataset.concat_examples([np.zeros(2)], device=0)
 
 

@@ -134,3 +134,18 @@ def test_a_small_lenet_trains_and_draws_chainer_labels():
                   "SoftmaxCrossEntropy"):
         assert f'label="{label}"' in dot
     assert "Accuracy" not in dot  # no graph node: accuracy has no gradient
+
+
+def test_classifier_reports_loss_and_accuracy_as_chainers_does():
+    from graphcore import reporter
+
+    model = L.Classifier(L.Linear(3, 2))
+    r = reporter.Reporter()
+    r.add_observer("main", model)
+    observation = {}
+    x = np.ones((4, 3), np.float32)
+    t = np.array([0, 1, 1, 0], np.int32)
+    with r.scope(observation):
+        loss = model(x, t)
+    assert set(observation) == {"main/loss", "main/accuracy"}
+    assert float(observation["main/loss"]) == float(loss.array)

@@ -48,8 +48,18 @@ def setup_lines() -> list[str]:
     return [line for heading, lines in sh_blocks() if heading == "Set up" for line in lines]
 
 
+# Blocks under these headings are walk-throughs: their lines run in order in one folder,
+# each using what the lines before it wrote.
+IN_ORDER = ("Train, evaluate, predict",)
+
+
 def command_lines() -> list[str]:
-    return [line for heading, block in sh_blocks() if heading != "Set up" for line in block]
+    return [line for heading, block in sh_blocks() if heading not in ("Set up", *IN_ORDER)
+            for line in block]
+
+
+def walk_throughs() -> list[tuple[str, list[str]]]:
+    return [(heading, block) for heading, block in sh_blocks() if heading in IN_ORDER]
 
 
 def cheap_setup_lines() -> list[str]:
@@ -104,6 +114,17 @@ def test_readme_command_runs_and_writes_only_under_outputs(line, scratch):
     stray = sorted(str(path) for path in files_under(scratch) - before
                    if path.parts[0] != "outputs")
     assert not stray, f"{line} wrote outside outputs/: {stray}"
+
+
+@pytest.mark.parametrize("heading, lines", walk_throughs())
+def test_readme_walk_through_runs_in_order_and_writes_only_under_outputs(heading, lines,
+                                                                          scratch):
+    before = files_under(scratch)
+    for line in lines:
+        run_line(line, scratch)
+    stray = sorted(str(path) for path in files_under(scratch) - before
+                   if path.parts[0] != "outputs")
+    assert not stray, f"{heading} wrote outside outputs/: {stray}"
 
 
 @pytest.mark.parametrize("line", cheap_setup_lines())

@@ -11,6 +11,7 @@ import typer
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import Mode, parse_passes, passes_option, plugin_option
+from graphcore.config import using_config
 from graphcore.spec.report import run_report
 
 IR_FILES = {"ir": "ir.txt", "optimized": "ir.optimized.txt"}
@@ -31,6 +32,8 @@ def run(
     arrays: str | None = typer.Option(None, "-o", "--output",
                                        help="Save outputs, loss and gradients (.npz)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
+    eval_mode: bool = typer.Option(False, "--eval", help="Evaluation mode: dropout off, batch "
+                                   "normalization uses its running statistics."),
 ) -> None:
     pass_list = parse_passes(passes)
     if pass_list is not None and mode is not Mode.static:
@@ -41,8 +44,9 @@ def run(
     if params is not None:
         specs.require_readable(params, "--params ")
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
-    report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
-                        input_overrides=overrides, mode=mode.value, passes=pass_list)
+    with using_config("train", not eval_mode):
+        report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
+                            input_overrides=overrides, mode=mode.value, passes=pass_list)
     document = report.to_dict()
     origin = report.nonfinite_origin()
     if origin is not None:  # said even with -q: the numbers are not what they should be

@@ -1,6 +1,8 @@
-"""Train a spec's parameters: N optimizer steps over (mini-batches of) its data; print a loss
-table, write outputs/<name>/train.csv and, with --save, the parameters for `run --params`.
-Exit 2 when --batch-size does not fit the data, 1 when the spec has no loss."""
+"""Train a spec's parameters. A spec with `data:`/`train:` sections trains for epochs with
+validation, metrics and checkpoints (outputs/<name>/train.csv, curves.png, checkpoint.npz,
+best.npz); Ctrl-C writes a checkpoint and exits 130, `--resume [CHECKPOINT]` continues. Other
+specs take N optimizer steps over their inputs and print a loss table. Exit 2 when an option
+does not fit the data, 1 when the spec has no loss, 65 for bad data."""
 
 # A batch size larger than the data (or a spec whose inputs have no batch axis) is a usage
 # error, exit 2, not 65: the spec and its data are fine, the option does not fit them.
@@ -16,7 +18,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cli import files, output, specs
+from cli import files, output, train_workflow, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import Mode, parse_passes, passes_option, plugin_option
 from graphcore import serializers
@@ -27,20 +29,35 @@ from graphcore.spec.training import (
     TrainResult,
     train_spec,
 )
+from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES
 
 TABLE_ROWS = 10  # the loss table shows about this many steps: the first, every k-th, the last
 
 
 
-OptimizerName = StrEnum("OptimizerName", {name: name for name in OPTIMIZERS})
+WorkflowOptimizer = StrEnum("WorkflowOptimizer", {name: name for name in OPTIMIZER_CLASSES})
 
 
 @command
 def train(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
-    steps: int = typer.Option(100, "--steps", min=1, help="Optimizer steps."),
-    optimizer: OptimizerName = typer.Option(OptimizerName.adam, "--optimizer",
-                                            help="Update rule."),
+    checkpoint: Path | None = typer.Argument(
+        None, help="With --resume: the checkpoint to continue from (default: "
+        "OUT_DIR/NAME/checkpoint.npz)."),
+    steps: int | None = typer.Option(None, "--steps", min=1, help="Optimizer steps (default "
+                                     "100; with data: the spec's epochs)."),
+    epochs: int | None = typer.Option(None, "--epochs", min=1, help="Passes over the data "
+                                      "(specs with `data:`)."),
+    data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
+                                     "from this file."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from a checkpoint."),
+    shuffle: bool | None = typer.Option(None, "--shuffle/--no-shuffle", help="Visit the rows "
+                                        "in a new random order each epoch (default: the "
+                                        "spec's, true)."),
+    params: Path | None = typer.Option(None, "--params", help="Start from these parameters "
+                                       "(.npz)."),
+    optimizer: WorkflowOptimizer | None = typer.Option(None, "--optimizer",
+                                                       help="Update rule (default adam)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: " + ", ".join(
         f"{name} {rate:g}" for name, rate in DEFAULT_LR.items()) + ")."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
@@ -64,7 +81,26 @@ def train(
     files.check_out_dir(out_dir)
     if save is not None:
         files.check_output(save)
-    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
+    if checkpoint is not None and not resume:
+        raise CliError(f"unexpected argument {str(checkpoint)!r} (a checkpoint goes after "
+                       "--resume)", USAGE)
+    loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
+    if loaded.data is not None or loaded.train is not None or epochs is not None or resume:
+        train_workflow.train(loaded, overrides, steps=steps, epochs=epochs, resume=resume,
+                             checkpoint=checkpoint, params=params, shuffle=shuffle,
+                             optimizer=None if optimizer is None else optimizer.value, lr=lr,
+                             batch_size=batch_size, mode=mode.value, passes=pass_list,
+                             seed=seed, save=save, json_out=json_out, out_dir=out_dir,
+                             quiet=quiet)
+        return
+    if params is not None or shuffle is not None:
+        raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
+                       "with a `data:` or `train:` section", USAGE)
+    if optimizer is not None and optimizer.value not in OPTIMIZERS:
+        raise CliError(f"--optimizer {optimizer.value} applies to specs with a `train:` "
+                       f"section; here choose one of {', '.join(OPTIMIZERS)}", USAGE)
+    optimizer = optimizer or WorkflowOptimizer.adam
+    steps = 100 if steps is None else steps
     with _progress(steps, quiet) as on_step:
         try:
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,

@@ -54,6 +54,10 @@ class Classifier(Chain):
         self.accuracy = None
         self.y = self.predictor(*args, **kwargs)
         self.loss = self.lossfun(self.y, t)
+        from graphcore.training.reporter import report  # imported late: training imports links
+
+        report({"loss": self.loss}, self)
         if self.compute_accuracy:
             self.accuracy = self.accfun(self.y, t)
+            report({"accuracy": self.accuracy}, self)
         return self.loss

@@ -139,7 +139,7 @@ def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
     results = []
     for original, variant in plans:
         run_seed = original.seed if seed is None else seed
-        inputs = make_inputs(variant.inputs, run_seed, variant.folder)
+        inputs = _data_rows(variant, make_inputs(variant.inputs, run_seed, variant.folder))
         group = [_bench_mode(variant, inputs, mode, run_seed, repeat, warmup, profile, counter,
                              passes) for mode in modes]
         _set_speedups(group)
@@ -158,6 +158,10 @@ def batched_spec(spec: Spec, batch: int | None) -> Spec:
     inputs = {}
     for name, inp in spec.inputs.items():
         why = None
+        if inp.source == "data" and inp.column is not None and not inp.column.sequence:
+            # rows of the data file: the first `batch` of them, cycled when there are fewer
+            inputs[name] = dataclasses.replace(inp, shape=(batch, *(inp.shape or (None,))[1:]))
+            continue
         if inp.source in ("file", "stdin"):
             where = inp.path if inp.source == "file" else "stdin"
             why = f"is read from {where}; only random, zeros and ones inputs can be resized"
@@ -170,6 +174,16 @@ def batched_spec(spec: Spec, batch: int | None) -> Spec:
                                    f"'{name}' {why}")
         inputs[name] = dataclasses.replace(inp, shape=(batch, *inp.shape[1:]))
     return dataclasses.replace(spec, inputs=inputs)
+
+
+def _data_rows(spec: Spec, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Data-fed inputs cut (or cycled) to the rows ``batched_spec`` asked for."""
+    for name, inp in spec.inputs.items():
+        if inp.source == "data" and inp.shape and isinstance(inp.shape[0], int):
+            rows = inputs[name]
+            index = np.arange(inp.shape[0]) % len(rows)
+            inputs[name] = [rows[i] for i in index] if isinstance(rows, list) else rows[index]
+    return inputs
 
 
 def leading_axis(spec: Spec) -> int | None:

@@ -74,9 +74,50 @@ def make_inputs(inputs: Mapping[str, InputSpec], seed: int, folder: str | os.Pat
     overrides = dict(overrides or {})
     override_locs = _check_overrides(overrides, inputs)
     _check_one_stdin(inputs, overrides, override_locs)
-    return {name: _make(spec, seed, folder, overrides.get(name), override_locs.get(name), stdin,
-                        max_elements)
-            for name, spec in inputs.items()}
+    from graphcore.training import data_files
+
+    fed = {name: spec for name, spec in inputs.items()
+           if spec.source == "data" and name not in overrides}
+    arrays = _read_data_inputs(fed, folder)
+    for name, spec in inputs.items():
+        if spec.source == "data" and name in overrides:
+            arrays[name] = _read_data_override(spec, overrides[name], override_locs[name],
+                                               stdin, max_elements)
+        elif name not in arrays:
+            arrays[name] = _make(spec, seed, folder, overrides.get(name),
+                                 override_locs.get(name), stdin, max_elements)
+    data_files.check_batch_dims(arrays, inputs)
+    return {name: arrays[name] for name in inputs}
+
+
+def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike
+                      ) -> dict[str, Array]:
+    """The inputs a spec's ``data:`` section feeds, read from their file(s) once each."""
+    from graphcore.training import data_files
+
+    by_file: dict[str, dict[str, InputSpec]] = {}
+    for name, spec in fed.items():
+        by_file.setdefault(spec.column.file, {})[name] = spec
+    arrays: dict[str, Array] = {}
+    for file, specs in by_file.items():
+        first = next(iter(specs.values())).column
+        arrays.update(data_files.read_data(Path(folder) / file, specs, first.file_loc))
+    return arrays
+
+
+def _read_data_override(spec: InputSpec, path: str, loc: Loc, stdin: BinaryIO | None,
+                        max_elements: int) -> Array:
+    """``--input x=new.csv`` for a data-fed input: a CSV/JSON Lines file is read by the same
+    column names; an .npy (or stdin) holds the input's array itself."""
+    from graphcore.training import data_files
+
+    suffix = Path(path).suffix.lower()
+    if path != STDIN and suffix in (".csv", ".jsonl", ".npz"):
+        return data_files.read_data(path, {spec.name: spec}, loc)[spec.name]
+    plain = InputSpec(name=spec.name, source="file", loc=spec.loc, shape=spec.shape,
+                      dtype=spec.dtype, dtype_given=spec.dtype_given, batch_dim=spec.batch_dim,
+                      keep_file_dtype=not spec.dtype_given)
+    return _make(plain, 0, ".", path, loc, stdin, max_elements)
 
 
 def make_input(spec: InputSpec, seed: int, folder: str | os.PathLike = ".",
@@ -326,7 +367,10 @@ class _Reader:
         return self.convert(array)
 
     # --- formats ----------------------------------------------------------------------------
+    keeps_dtype = False  # set when reading .npy/.npz (CSV text has no dtype of its own)
+
     def npy(self, stream: BinaryIO) -> np.ndarray:
+        self.keeps_dtype = True
         start = stream.read(len(_NPY_MAGIC))
         if start != _NPY_MAGIC:
             hint = "stdin: csv reads comma-separated text" if self.where == "stdin" else None
@@ -421,8 +465,11 @@ class _Reader:
                             f"the spec declares shape {_show_shape(declared)}")
 
     def convert(self, array: np.ndarray) -> np.ndarray:
-        """The array in the input's dtype; refuses conversions that would change values."""
+        """The array in the input's dtype; refuses conversions that would change values.
+        Integer and bool arrays of .npy/.npz files keep their dtype unless ``dtype`` is given."""
         target = self.dtype
+        if self.spec.keep_file_dtype and array.dtype.kind in "biu" and self.keeps_dtype:
+            return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
         if target.kind in "iu" and array.dtype.kind == "f":
             if not np.all(np.isfinite(array)) or np.any(array != np.trunc(array)):
                 raise self.fail(f"{self.where} holds values that are not integers, but the "

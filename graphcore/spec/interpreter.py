@@ -48,7 +48,8 @@ PREDICATE_HOOKS: list = []
 
 @dataclass
 class PathEntry:
-    """One decision the run made: ``kind`` is if | repeat | while | for_each | example."""
+    """One decision the run made: ``kind`` is if | repeat | while | for_each | example |
+    batch (the size a named leading axis took)."""
 
     kind: str
     loc: Loc
@@ -70,6 +71,8 @@ class RunResult:
     examples: int = 1
     example_outputs: list[dict[str, Any]] = field(default_factory=list)
     loss_variable: Variable | None = None
+    # The arrays the loss step took, one tuple per example (metrics compare them).
+    loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 class SpecModel(Chain):
@@ -119,10 +122,11 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     check_inputs("run_spec", spec, inputs)
     n = _example_count(spec, inputs)
     model.cleargrads()
-    path: list[PathEntry] = []
+    path: list[PathEntry] = bound_dims(spec, inputs)
     per_example: list[dict[str, Any]] = []
     total_loss = 0.0
     loss_var = None
+    loss_args: list[tuple[Any, ...]] = []
     forward_s = backward_s = 0.0
     with seeded((spec.seed if seed is None else seed) + 1):
         for i in range(n):
@@ -137,6 +141,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
             forward_s += time.perf_counter() - start
             per_example.append(outputs)
             if loss is not None:
+                loss_args.append(run.produced[-1][2])
                 total_loss += float(loss.array.item()) / n  # size 1, any ndim
                 loss_var = loss
                 if backward and loss.creator is not None:
@@ -148,7 +153,22 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
               "total": (forward_s + backward_s) * 1e3}
     return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
                      path=path, timing_ms=timing, examples=n, example_outputs=per_example,
-                     loss_variable=loss_var)
+                     loss_variable=loss_var, loss_inputs=loss_args)
+
+
+def bound_dims(spec: Spec, inputs: Mapping[str, Any]) -> list[PathEntry]:
+    """A ``batch`` path entry per named leading axis (``shape: [batch, 2]``): the size the
+    run bound it to, at the first input naming it."""
+    entries, seen = [], set()
+    for name, inp in spec.inputs.items():
+        dim = inp.batch_dim
+        if dim is None or dim in seen or name not in inputs:
+            continue
+        seen.add(dim)
+        value = inputs[name]
+        size = len(value) if isinstance(value, list) else int(np.shape(value)[0])
+        entries.append(PathEntry("batch", inp.loc, {"dim": dim, "size": size}))
+    return entries
 
 
 def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Variable:
@@ -254,6 +274,8 @@ class _Run:
         try:
             if step.layer:
                 result = layer(*args)
+            elif step.op == "dropout" and not config.train:
+                result = args[0]  # evaluation mode: the identity, as F.dropout is
             else:
                 outs = get_op(step.op)(**step.attrs).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)

@@ -34,6 +34,7 @@ from graphcore.spec.model import (
 from graphcore.spec.validate_inputs import InputsReader
 from graphcore.spec.validate_steps import StepsReader
 from graphcore.spec.validate_work import WorkReader
+from graphcore.spec.validate_workflow import WorkflowReader
 from graphcore.spec.validation import (
     FLOAT_12,
     INVALID,
@@ -58,7 +59,8 @@ from graphcore.spec.yaml_source import (
 
 FORMAT_VERSION = 1
 SPEC_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # it names the outputs/<name>/ folder: never `..`
-TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs")
+TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs",
+            "data", "validation", "train")
 
 
 def load_spec_file(path: str | os.PathLike[str], overrides: Sequence[str] = (),
@@ -85,7 +87,7 @@ def load_spec_text(text: str, file: str = "<spec>", folder: str = ".",
 
 
 
-class _Loader(InputsReader, StepsReader, WorkReader):
+class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
     def __init__(self, root: LMap, file: str, folder: str, max_elements: int) -> None:
         self.root = root
         self.file = file
@@ -97,6 +99,7 @@ class _Loader(InputsReader, StepsReader, WorkReader):
         self.layer_steps: dict[str, OpStep] = {}
         self.input_locs: dict[str, Loc] = {}
         self.set_by: dict[str, str] = {}  # param name -> the --set text that gave its value
+        self.data_inputs: dict[str, Any] = {}  # inputs the `data:` section feeds
 
     # --- entry ------------------------------------------------------------------------------
     def load(self, overrides: Sequence[str], default_name: str) -> Spec:
@@ -112,6 +115,18 @@ class _Loader(InputsReader, StepsReader, WorkReader):
         self.kind = self.read_choice(root.get("kind"), "kind", ("static", "dynamic"), "dynamic")
         seed = self.read_int(root.get("seed"), "seed", 0, low=0)
         inputs = self.read_inputs(root.get("inputs"))
+        data = self.read_data(root.get("data"))
+        for input_name, fed in self.data_inputs.items():
+            if input_name in inputs:
+                self.error(fed.loc, f"input '{input_name}' is declared in inputs and fed by "
+                           "data; keep one")
+            else:
+                inputs[input_name] = fed
+                self.input_locs[input_name] = fed.loc
+        validation = self.read_validation(root.get("validation"))
+        train = self.read_train(root.get("train"))
+        if validation is not None and data is None:
+            self.error(validation.loc, "validation needs a `data:` section to split or match")
         # Every declared input is in scope, a bad one too (already reported): no cascade.
         scope = Scope(self.input_locs)
         if self.input_locs:
@@ -134,7 +149,8 @@ class _Loader(InputsReader, StepsReader, WorkReader):
         return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
                     graph=graph, loss=loss, outputs=outputs, file=self.file,
                     folder=self.folder, source=root.loc.source, loc=root.loc,
-                    max_elements=self.max_elements)
+                    max_elements=self.max_elements, data=data, validation=validation,
+                    train=train)
 
     # --- small readers ----------------------------------------------------------------------
     def error(self, loc: Loc, message: str, hint: str | None = None) -> None:

@@ -42,6 +42,71 @@ class InputSpec:
     skip_header: int = 0
     format: str | None = None
     lengths: tuple[int, ...] | None = None
+    # ``shape: [batch, 2]``: the leading axis is named and binds at run time (shape[0] is
+    # None); inputs naming the same dimension must bind it to the same size.
+    batch_dim: str | None = None
+    dtype_given: bool = False  # ``dtype:`` written in the spec
+    keep_file_dtype: bool = False  # .npy/.npz integer and bool data keep their dtype
+    column: DataColumn | None = None  # source ``data``: which part of the data file
+
+
+@dataclass
+class DataColumn:
+    """Where one input lives in a data file: CSV ``columns``/``column`` (by header name),
+    an ``.npz``/``.npy`` array (``key``), a sequence (``values`` + ``offsets`` arrays of an
+    ``.npz``) or a JSON Lines ``field``."""
+
+    input: str
+    loc: Loc
+    columns: tuple[str, ...] | None = None
+    column: str | None = None
+    key: str | None = None
+    values: str | None = None
+    offsets: str | None = None
+    field: str | None = None
+    file: str = ""  # the data file (relative to the spec's folder unless absolute)
+    file_loc: Loc | None = None
+
+    @property
+    def sequence(self) -> bool:
+        return self.values is not None or self.field is not None
+
+
+@dataclass
+class DataSpec:
+    """``data:``: the file the data-fed inputs come from (``--data`` replaces it)."""
+
+    file: str
+    loc: Loc
+    columns: dict[str, DataColumn]
+    file_loc: Loc | None = None
+
+
+@dataclass
+class ValidationSpec:
+    """``validation:``: a fraction of the data (a seeded split) or a file like ``data``'s."""
+
+    loc: Loc
+    fraction: float | None = None
+    file: str | None = None
+    seed: int | None = None
+
+
+@dataclass
+class TrainSpec:
+    """``train:``: the training loop's settings (CLI options override them)."""
+
+    loc: Loc
+    epochs: int | None = None
+    steps: int | None = None
+    batch_size: int | None = None
+    shuffle: bool = True
+    optimizer: str = "adam"
+    hyperparameters: dict[str, float] = field(default_factory=dict)
+    metrics: tuple[str, ...] = ()
+    early_stopping: dict[str, Any] | None = None  # {metric, patience, mode}
+    checkpoint_every: int = 1  # epochs
+    log_every: int | None = None  # steps; None: epochs only
 
 
 @dataclass
@@ -142,6 +207,9 @@ class Spec:
     source: SourceText | None = None
     loc: Loc | None = None
     max_elements: int = DEFAULT_MAX_ELEMENTS  # the size limit it was loaded with
+    data: DataSpec | None = None
+    validation: ValidationSpec | None = None
+    train: TrainSpec | None = None
 
 
 def walk_steps(steps: list[Step]):

@@ -8,6 +8,8 @@ from typing import Any
 
 from graphcore.spec.model import InputSpec
 from graphcore.spec.validation import (
+    NAME_PATTERN,
+    PARAM_REF,
     SOURCES,
     did_you_mean,
     items_of,
@@ -69,16 +71,24 @@ class InputsReader:
                 self.read_file_options(spec, node)
         else:
             spec.format = self.read_choice(src, "stdin", ("npy", "csv"), "npy")
+        if spec.shape and spec.shape[0] is None and getattr(self, "named_dim", None):
+            spec.batch_dim = self.named_dim
+            if spec.source != "file" and spec.source != "stdin":
+                self.error(node.loc, f"input '{name}': a named batch dimension "
+                           f"('{spec.batch_dim}') takes its size from data; a {source} input "
+                           "has none", "give a size, or read the input from a file or `data:`")
         if "dtype" in node:
             spec.dtype = self.read_dtype(node["dtype"])
+            spec.dtype_given = True
         elif spec.distribution == "randint":
             spec.dtype = "int32"
+        spec.keep_file_dtype = not spec.dtype_given and source in ("file", "stdin")
         if spec.distribution in ("normal", "uniform") and not spec.dtype.startswith("float"):
             self.error(node["dtype"].loc, f"input '{name}': random {spec.distribution} values "
                        f"cannot be {spec.dtype}", "use random: randint for integers")
         if "lengths" in node:
             spec.lengths = self.read_lengths(node["lengths"], spec)
-        elif spec.shape and None in spec.shape:
+        elif spec.shape and None in spec.shape and spec.batch_dim is None:
             self.error(node.loc, f"input '{name}': a null length in shape needs 'lengths'")
         self.check_size(spec)
         return spec
@@ -154,8 +164,13 @@ class InputsReader:
             return None
         shape: list[int | None] = []
         items = items_of(node, value)
+        self.named_dim = None  # `shape: [batch, 2]`: the leading axis binds at run time
         for i, (item, size) in enumerate(zip(items, value, strict=False)):
             if size is None and i == 0 and allow_null_first:
+                shape.append(None)
+            elif i == 0 and isinstance(size, str) and NAME_PATTERN.match(size) \
+                    and not size.startswith(PARAM_REF):
+                self.named_dim = size
                 shape.append(None)
             elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 self.error(item.loc, f"{what}: sizes must be positive integers, got "

@@ -46,8 +46,11 @@ class StaticSpecRunner:
     """Runs one spec (with one model) in static mode; reuse it across calls."""
 
     def __init__(self, spec: Spec, model: SpecModel, passes: list[str] | None = None,
-                 cache_size: int = 32) -> None:
+                 cache_size: int = 32, loss_inputs: bool = False) -> None:
+        """``loss_inputs``: plans also return the loss step's first two arguments, and
+        results carry them (``RunResult.loss_inputs``), for training metrics."""
         self.spec = spec
+        self.loss_inputs = loss_inputs
         self.model = model
         self.passes = select(passes)
         self.cache_size = cache_size
@@ -63,8 +66,9 @@ class StaticSpecRunner:
             seed: int | None = None) -> RunResult:
         n = interpreter._example_count(self.spec, inputs)
         self.model.cleargrads()
-        path: list[PathEntry] = []
+        path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
         per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
+        loss_args: list[tuple[Any, ...]] = []
         grads: dict[str, np.ndarray] = {}
         with seeded((self.spec.seed if seed is None else seed) + 1):
             for i in range(n):
@@ -82,6 +86,9 @@ class StaticSpecRunner:
                 per_example.append(outputs)
                 if "loss" in values:
                     total += float(values["loss"]) / n
+                if "loss_in:0" in values:
+                    loss_args.append(tuple(values[f"loss_in:{i}"] for i in range(2)
+                                           if f"loss_in:{i}" in values))
                 if backward and variant.plan.backward_steps:
                     start = time.perf_counter()
                     out = variant.plan.run_backward()
@@ -95,7 +102,8 @@ class StaticSpecRunner:
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
         return RunResult(outputs=per_example[-1], loss=total if self.spec.loss else None,
-                         path=path, timing_ms=timing, examples=n, example_outputs=per_example)
+                         path=path, timing_ms=timing, examples=n, example_outputs=per_example,
+                         loss_inputs=loss_args)
 
     def _forward(self, example: dict[str, np.ndarray], backward: bool):
         wants = backward and config.train and self.spec.loss is not None
@@ -156,6 +164,10 @@ class StaticSpecRunner:
             result = {}
             if loss is not None:
                 result["loss"] = loss
+                if self.loss_inputs:  # what metrics compare (the loss step's arguments)
+                    for i, value in enumerate(run.produced[-1][2][:2]):
+                        result[f"loss_in:{i}"] = value if isinstance(value, Variable) else \
+                            Variable(np.asarray(value), requires_grad=False)
             for name, value in outputs.items():
                 if isinstance(value, tuple):
                     raise errors.TraceError(f"static mode cannot return output '{name}': it "

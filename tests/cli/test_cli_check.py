@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from continuous_inputs import continuous_inputs
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -55,8 +56,8 @@ def broken_spec(tmp_path):
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_every_shipped_spec_passes(path):
-    result = check(path)
+def test_every_shipped_spec_passes(path, tmp_path):
+    result = check(path, *continuous_inputs(path.stem, tmp_path))
     assert result.exit_code == 0, result.stderr
     _, model = spec.run(spec.load_spec_file(path))
     names = [name.lstrip("/") for name, _ in model.namedparams()]

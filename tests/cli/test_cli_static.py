@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from continuous_inputs import continuous_inputs
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -128,10 +129,11 @@ def test_passes_without_static_mode_is_a_usage_error(command, tmp_path):
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_check_static_checks_the_plans_gradients(path):
-    doc = json.loads(ok("check", path, "--mode", "static", "--json").stdout)
+def test_check_static_checks_the_plans_gradients(path, tmp_path):
+    inputs = continuous_inputs(path.stem, tmp_path)
+    doc = json.loads(ok("check", path, *inputs, "--mode", "static", "--json").stdout)
     assert doc["mode"] == "static" and doc["ok"] is True
-    dynamic = json.loads(ok("check", path, "--json").stdout)
+    dynamic = json.loads(ok("check", path, *inputs, "--json").stdout)
     assert doc["loss"] == pytest.approx(dynamic["loss"], rel=1e-9)
     assert doc["params"].keys() == dynamic["params"].keys()
 

@@ -1,0 +1,130 @@
+"""Predict: the spec's outputs for any number of rows, in evaluation mode, in batches. Rows
+come from --input NAME=FILE (a CSV with the data's column names, .npy, .npz) or the spec's
+data; written as CSV (one row per example, columns named after the outputs), .npz, or - for
+CSV on stdout."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from cli import files, output, workflow
+from cli.errors import USAGE, CliError, command
+from cli.options import plugin_option
+from graphcore.spec.interpreter import build_model
+from graphcore.spec.model import OpStep, walk_steps
+from graphcore.training.from_spec import (
+    TrainingOptionError,
+    batched_inputs,
+    predict_arrays,
+)
+
+STDOUT = "-"
+
+
+@command
+def predict(
+    spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
+    params: Path = typer.Option(..., "--params", help="Trained parameters (.npz)."),
+    inputs: list[str] = typer.Option([], "--input", help="Rows of an input: NAME=PATH or "
+                                     "NAME=-."),
+    data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
+                                     "from this file."),
+    out: str | None = typer.Option(None, "-o", "--output", help="preds.csv, preds.npz or - "
+                                   "(default: OUT_DIR/NAME/predictions.csv)."),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Rows per forward pass."),
+    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
+    sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
+    plugins: list[Path] = plugin_option(),
+    out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
+) -> None:
+    if out is not None and out != STDOUT and Path(out).suffix.lower() not in (".csv", ".npz"):
+        raise CliError(f"-o {out}: predictions are written as .csv, .npz or - (CSV on "
+                       "stdout)", USAGE)
+    loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
+    if not loaded.outputs:
+        raise CliError(f"spec '{loaded.name}' declares no outputs to predict", USAGE)
+    graph_only = _without_loss(loaded)
+    from graphcore.spec.inputs import make_inputs
+
+    seed = loaded.seed if seed is None else seed
+    arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides)
+    names = batched_inputs(graph_only, arrays)
+    if not names:
+        raise CliError(f"spec '{loaded.name}' has no batched input to predict over (name the "
+                       "leading axis: shape: [batch, ...], or feed it from `data:`)", USAGE)
+    rows = {n: arrays[n] for n in names}
+    shared = {n: v for n, v in arrays.items() if n not in rows}
+    model = build_model(loaded, seed)
+    workflow.load_params(params, model)
+    try:
+        predictions = predict_arrays(graph_only, model, rows, shared, batch_size, seed)
+    except TrainingOptionError as e:
+        raise CliError(str(e), USAGE) from None
+    if any(isinstance(v, list) for v in predictions.values()):
+        if out is None or not out.endswith(".npz"):
+            raise CliError("outputs of sequence inputs differ in length per example; write "
+                           "them with -o preds.npz", USAGE)
+        predictions = {f"{name}_{i}": a for name, values in predictions.items()
+                       for i, a in enumerate(values)}
+    if out == STDOUT:
+        _print(_csv(predictions))
+        return
+    target = Path(out) if out is not None else \
+        files.artifact_dir(out_dir, loaded.name) / "predictions.csv"
+    if target.suffix.lower() == ".npz":
+        written = files.write_npz(target, predictions)
+    else:
+        written = files.write_text(target, _csv(predictions))
+    output.wrote([written], quiet)
+
+
+def _print(text: str) -> None:
+    import sys
+
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _without_loss(spec):
+    """The spec without its loss, keeping only the inputs the graph and outputs read (labels
+    the loss alone reads are not needed to predict)."""
+    used: set[str] = set()
+    for step in walk_steps(spec.graph):
+        if isinstance(step, OpStep):
+            used.update(step.inputs)
+        for attr in ("sequence",):
+            if hasattr(step, attr):
+                used.add(getattr(step, attr))
+    used.update(spec.outputs)
+    first = next(iter(spec.inputs), None)
+    if "_" in used and first is not None:
+        used.add(first)
+    inputs = {n: s for n, s in spec.inputs.items() if n in used}
+    return dataclasses.replace(spec, loss=None, inputs=inputs)
+
+
+def _csv(predictions: dict[str, np.ndarray]) -> str:
+    header: list[str] = []
+    columns: list[np.ndarray] = []
+    for name, array in predictions.items():
+        array = np.asarray(array)
+        flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array.reshape(-1, 1)
+        if flat.shape[1] == 1:
+            header.append(name)
+        else:
+            header.extend(f"{name}_{i}" for i in range(flat.shape[1]))
+        columns.append(flat)
+    table = np.concatenate(columns, axis=1) if columns else np.zeros((0, 0))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in table:
+        writer.writerow([repr(float(v)) if table.dtype.kind == "f" else str(v) for v in row])
+    return out.getvalue()

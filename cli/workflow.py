@@ -1,0 +1,64 @@
+"""What train (with data), evaluate and predict share: ``--data``, parameters from a file
+(a ``--save``/``best.npz`` file or a training checkpoint), and Ctrl-C during training."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cli import specs
+from cli.errors import USAGE, CliError
+from graphcore import serializers
+from graphcore.spec import Spec
+from graphcore.spec.validate_workflow import use_data_file
+
+CHECKPOINT_MODEL = "trainer/updater/model:main/"  # where a checkpoint keeps the parameters
+
+
+def load_spec(spec: str, sets: Sequence[str], inputs: Sequence[str], plugins: Sequence[Any],
+              data: Path | None) -> tuple[Spec, dict[str, str]]:
+    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
+    if data is not None:
+        if loaded.data is None:
+            raise CliError(f"--data: spec '{loaded.name}' has no `data:` section naming the "
+                           "inputs a data file feeds", USAGE)
+        if not data.exists():
+            raise FileNotFoundError(2, "data file not found", str(data))
+        use_data_file(loaded, str(data))
+    return loaded, overrides
+
+
+def load_params(path: Path, model: Any) -> None:
+    """Parameters saved by ``train --save`` / ``best.npz``, or those of a checkpoint."""
+    if not path.exists():
+        raise FileNotFoundError(2, "parameters file not found", str(path))
+    prefix = ""
+    with contextlib.suppress(Exception), np.load(path, allow_pickle=False) as npz:
+        if any(k.startswith(CHECKPOINT_MODEL) for k in npz.files):
+            prefix = CHECKPOINT_MODEL
+    serializers.load_npz(path, model, path=prefix)
+
+
+@contextlib.contextmanager
+def stop_on_sigint(session: Any) -> Iterator[None]:
+    """The first Ctrl-C asks the session to stop after the current step (it then writes a
+    checkpoint); a second one interrupts at once."""
+    def handler(signum: int, frame: Any) -> None:
+        if session.stop.requested:
+            raise KeyboardInterrupt
+        session.request_stop()
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread (an embedding application): no handler
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

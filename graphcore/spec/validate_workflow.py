@@ -1,0 +1,264 @@
+"""Validating a spec's ``data:``, ``validation:`` and ``train:`` sections (a mixin of the spec
+loader). The loop these describe lives in ``graphcore.training.from_spec``.
+
+    data:
+      file: data/points.csv            # .csv (with a header), .npz, .npy or .jsonl
+      x: {columns: [f1, f2]}           # each other key is an input fed from the file
+      t: {column: label, dtype: int32}
+    validation: 0.2                    # a seeded fraction, or {file: ..., seed: ...}
+    train: {epochs: 20, batch_size: 32, optimizer: {name: adam, alpha: 0.01},
+            metrics: [accuracy], early_stopping: {metric: validation_loss, patience: 3}}
+
+Every data-fed input has a named leading axis (``batch``): one spec runs on any number of rows.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from graphcore import optimizers
+from graphcore.spec.model import DataColumn, DataSpec, InputSpec, TrainSpec, ValidationSpec
+from graphcore.spec.validation import did_you_mean, show
+from graphcore.spec.yaml_source import LMap
+
+DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
+COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape")
+OPTIMIZER_CLASSES: dict[str, type[optimizers.Optimizer]] = {
+    "sgd": optimizers.SGD, "momentum": optimizers.MomentumSGD,
+    "momentum_sgd": optimizers.MomentumSGD, "nesterov": optimizers.NesterovAG,
+    "adagrad": optimizers.AdaGrad, "rmsprop": optimizers.RMSprop,
+    "adadelta": optimizers.AdaDelta, "adam": optimizers.Adam,
+}
+METRICS = ("accuracy", "mse", "mae")
+TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "metrics",
+              "early_stopping", "checkpoint_every", "log_every")
+DEFAULT_BATCH_DIM = "batch"
+
+
+def use_data_file(spec: Any, path: str) -> None:
+    """``--data PATH``: read the spec's data-fed inputs from ``path`` (relative to the working
+    directory) instead of ``data: file:``."""
+    if spec.data is None:
+        raise ValueError(f"spec '{spec.name}' has no `data:` section for --data to replace")
+    absolute = str(Path(path).absolute())
+    spec.data.file = absolute
+    for column in spec.data.columns.values():
+        column.file = absolute
+
+
+def optimizer_hyperparameters(name: str) -> tuple[str, ...]:
+    """The keyword arguments optimizer ``name`` takes (``lr`` also names Adam's ``alpha``)."""
+    params = inspect.signature(OPTIMIZER_CLASSES[name].__init__).parameters
+    names = tuple(p for p in params if p != "self")
+    return names + ("lr",) if "alpha" in names and "lr" not in names else names
+
+
+class WorkflowReader:
+    """``read_data``, ``read_validation``, ``read_train``; needs the loader's helpers."""
+
+    def read_data(self, node: Any) -> DataSpec | None:
+        if node is None:
+            return None
+        if not isinstance(node, LMap):
+            self.error(node.loc, "data must be a mapping: {file: PATH, INPUT: {column: NAME}}")
+            return None
+        file_node = node.get("file")
+        path = self.value(file_node) if file_node is not None else None
+        if not isinstance(path, str) or not path:
+            self.error(node.loc if file_node is None else file_node.loc,
+                       "data needs 'file': the path of a .csv, .npz, .npy or .jsonl file")
+            path = ""
+        elif Path(path).suffix.lower() not in DATA_SUFFIXES:
+            self.error(file_node.loc, f"data file must be {', '.join(DATA_SUFFIXES)}, got "
+                       f"'{Path(path).suffix or path}'")
+        columns: dict[str, DataColumn] = {}
+        for name in node:
+            if name == "file":
+                continue
+            self.check_value_name(name, node.key_loc(name))
+            column = self.read_column(name, node[name])
+            if column is not None:
+                columns[name] = column
+        if not columns:
+            self.error(node.loc, "data names no input; add one, e.g. `x: {columns: [a, b]}`")
+        for column in columns.values():
+            column.file = path
+            column.file_loc = node.loc if file_node is None else file_node.loc
+        return DataSpec(path, node.loc, columns, None if file_node is None else file_node.loc)
+
+    def read_column(self, name: str, node: Any) -> DataColumn | None:
+        if not isinstance(node, LMap):
+            self.error(node.loc, f"data input '{name}' must be a mapping such as "
+                       "{column: label} or {key: images}")
+            return None
+        for key in node:
+            if key not in COLUMN_KEYS:
+                self.error(node.key_loc(key), f"data input '{name}': unknown key '{key}'",
+                           did_you_mean(key, COLUMN_KEYS))
+        column = DataColumn(name, node.loc)
+        if "columns" in node:
+            value = self.value(node["columns"])
+            if not isinstance(value, list) or not value or \
+                    not all(isinstance(v, str) for v in value):
+                self.error(node["columns"].loc, "columns must be a list of column names")
+            else:
+                column.columns = tuple(value)
+        for key in ("column", "key", "values", "offsets", "field"):
+            if key in node:
+                value = self.value(node[key])
+                if not isinstance(value, str) or not value:
+                    self.error(node[key].loc, f"{key} must be a name, got {show(node[key])}")
+                else:
+                    setattr(column, key, value)
+        chosen = [k for k in ("columns", "column", "key", "values", "field") if k in node]
+        if len(chosen) != 1:
+            self.error(node.loc, f"data input '{name}' needs exactly one of columns, column, "
+                       "key, values (+ offsets) or field")
+        if (column.values is None) != (column.offsets is None) and "values" in chosen:
+            self.error(node.loc, f"data input '{name}': values needs offsets (an .npz "
+                       "sequence is the values array and the offsets where examples start)")
+        spec = InputSpec(name=name, source="data", loc=node.loc, column=column,
+                         batch_dim=DEFAULT_BATCH_DIM)
+        if "dtype" in node:
+            spec.dtype = self.read_dtype(node["dtype"])
+            spec.dtype_given = True
+        if "shape" in node:
+            spec.shape = self.read_shape(node["shape"], f"input '{name}'")
+            if spec.shape and spec.shape[0] is not None:
+                self.error(node["shape"].loc, f"input '{name}': data rows are the leading "
+                           "axis; name it, e.g. shape: [batch, 4]")
+            elif getattr(self, "named_dim", None):
+                spec.batch_dim = self.named_dim
+        self.data_inputs[name] = spec
+        return column
+
+    def read_validation(self, node: Any) -> ValidationSpec | None:
+        if node is None:
+            return None
+        value = self.value(node)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            spec = ValidationSpec(node.loc, fraction=float(value))
+        elif isinstance(node, LMap):
+            spec = ValidationSpec(node.loc)
+            for key in node:
+                if key not in ("fraction", "file", "seed"):
+                    self.error(node.key_loc(key), f"validation: unknown key '{key}'",
+                               did_you_mean(key, ("fraction", "file", "seed")))
+            if "fraction" in node:
+                fraction = self.value(node["fraction"])
+                if isinstance(fraction, int | float) and not isinstance(fraction, bool):
+                    spec.fraction = float(fraction)
+                else:
+                    self.error(node["fraction"].loc, "fraction must be a number in (0, 1)")
+            if "file" in node:
+                path = self.value(node["file"])
+                if not isinstance(path, str) or \
+                        Path(path).suffix.lower() not in DATA_SUFFIXES:
+                    self.error(node["file"].loc, "validation file must be a .csv, .npz, "
+                               ".npy or .jsonl path")
+                else:
+                    spec.file = path
+            if "seed" in node:
+                spec.seed = self.read_int(node["seed"], "seed", 0, low=0)
+            if (spec.fraction is None) == (spec.file is None):
+                self.error(node.loc, "validation needs exactly one of fraction or file")
+        else:
+            self.error(node.loc, f"validation must be a fraction in (0, 1) or {{file: PATH}}, "
+                       f"got {show(node)}")
+            return None
+        if spec.fraction is not None and not 0 < spec.fraction < 1:
+            self.error(node.loc, f"validation fraction must be in (0, 1), got {spec.fraction:g}")
+        return spec
+
+    def read_train(self, node: Any) -> TrainSpec | None:
+        if node is None:
+            return None
+        if not isinstance(node, LMap):
+            self.error(node.loc, "train must be a mapping such as {epochs: 10, batch_size: 32}")
+            return None
+        for key in node:
+            if key not in TRAIN_KEYS:
+                self.error(node.key_loc(key), f"train: unknown key '{key}'",
+                           did_you_mean(key, TRAIN_KEYS))
+        spec = TrainSpec(node.loc)
+        for key in ("epochs", "steps", "batch_size", "checkpoint_every", "log_every"):
+            if key in node:
+                setattr(spec, key, self.read_int(node[key], key, None, low=1))
+        if spec.epochs is not None and spec.steps is not None:
+            self.error(node.loc, "train: give epochs or steps, not both")
+        if "checkpoint_every" not in node:
+            spec.checkpoint_every = 1
+        if "shuffle" in node:
+            shuffle = self.value(node["shuffle"])
+            if not isinstance(shuffle, bool):
+                self.error(node["shuffle"].loc, f"shuffle must be true or false, got "
+                           f"{show(node['shuffle'])}")
+            else:
+                spec.shuffle = shuffle
+        if "optimizer" in node:
+            self.read_optimizer(node["optimizer"], spec)
+        if "metrics" in node:
+            value = self.value(node["metrics"])
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list):
+                self.error(node["metrics"].loc, "metrics must be a list such as [accuracy]")
+            else:
+                for metric in value:
+                    if metric not in METRICS:
+                        self.error(node["metrics"].loc, f"unknown metric {metric!r}; choose "
+                                   f"from {', '.join(METRICS)}",
+                                   did_you_mean(str(metric), METRICS))
+                spec.metrics = tuple(m for m in value if m in METRICS)
+        if "early_stopping" in node:
+            spec.early_stopping = self.read_early_stopping(node["early_stopping"], spec)
+        return spec
+
+    def read_optimizer(self, node: Any, spec: TrainSpec) -> None:
+        value = self.value(node)
+        if isinstance(value, str):
+            name, hyper, name_loc = value, {}, node.loc
+        elif isinstance(node, LMap) and "name" in node:
+            name, name_loc = self.value(node["name"]), node["name"].loc
+            hyper = {k: v for k, v in value.items() if k != "name"}
+        else:
+            self.error(node.loc, "optimizer must be a name (adam) or {name: adam, alpha: 0.01}")
+            return
+        if name not in OPTIMIZER_CLASSES:
+            self.error(name_loc, f"unknown optimizer {name!r}; choose from "
+                       f"{', '.join(OPTIMIZER_CLASSES)}",
+                       did_you_mean(str(name), OPTIMIZER_CLASSES))
+            return
+        allowed = optimizer_hyperparameters(name)
+        for key, number in hyper.items():
+            where = node.key_loc(key)
+            if key not in allowed:
+                self.error(where, f"optimizer {name} has no hyperparameter '{key}' (it takes "
+                           f"{', '.join(allowed)})", did_you_mean(key, allowed))
+            elif isinstance(number, bool) or not isinstance(number, int | float) \
+                    or not number >= 0:
+                self.error(node[key].loc, f"{key} must be a non-negative number, got "
+                           f"{show(node[key])}")
+        spec.optimizer = name
+        spec.hyperparameters = {k: float(v) for k, v in hyper.items() if k in allowed
+                                and isinstance(v, int | float) and not isinstance(v, bool)}
+
+    def read_early_stopping(self, node: Any, spec: TrainSpec) -> dict[str, Any] | None:
+        if not isinstance(node, LMap):
+            self.error(node.loc, "early_stopping must be {metric: validation_loss, patience: 3}")
+            return None
+        for key in node:
+            if key not in ("metric", "patience", "mode"):
+                self.error(node.key_loc(key), f"early_stopping: unknown key '{key}'",
+                           did_you_mean(key, ("metric", "patience", "mode")))
+        metric = self.value(node["metric"]) if "metric" in node else "validation_loss"
+        known = [f"{prefix}{m}" for prefix in ("", "validation_")
+                 for m in ("loss", *spec.metrics)]
+        if metric not in known:
+            self.error(node["metric"].loc if "metric" in node else node.loc,
+                       f"early_stopping metric {metric!r} is not reported; choose from "
+                       f"{', '.join(known)}", did_you_mean(str(metric), known))
+        patience = self.read_int(node.get("patience"), "patience", 3, low=1)
+        mode = self.read_choice(node.get("mode"), "mode", ("auto", "min", "max"), "auto")
+        return {"metric": metric, "patience": patience, "mode": mode}

@@ -1,0 +1,101 @@
+"""The ``serialize(serializer)`` protocol of Chainer, for objects that are not a Link or an
+Optimizer (a Trainer, an updater, an iterator, an extension).
+
+``serializer[key]`` is a child under ``key/``; ``serializer(key, value)`` saves ``value``
+(``Saver``) or returns the stored value (``Loader``: arrays are copied in place, scalars and
+strings come back as the type of ``value``). Links and optimizers inside go through
+``serialize_link``/``serialize_optimizer``, which use ``graphcore.serializers``' own layout, so
+a trainer snapshot holds ``updater/model:main/l1/W`` exactly as ``save_npz(model)`` holds
+``l1/W``. Nothing is pickled: strings are stored as numpy unicode arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from graphcore import serializers
+from graphcore.errors import SerializationError
+
+
+class Saver:
+    """Writes into a flat ``dict`` of arrays keyed by ``/``-joined paths."""
+
+    def __init__(self, target: dict[str, np.ndarray], path: str = "") -> None:
+        self.target = target
+        self.path = path
+
+    def __getitem__(self, key: str) -> Saver:
+        return Saver(self.target, f"{self.path}{key}/")
+
+    def __call__(self, key: str, value: Any) -> Any:
+        if value is not None:
+            self.target[self.path + key] = np.asarray(value)
+        return value
+
+
+class Loader:
+    """Reads from an open ``.npz`` archive; ``strict``: a missing key is an error."""
+
+    def __init__(self, npz: Any, path: str = "", strict: bool = True) -> None:
+        self.npz = npz
+        self.path = path
+        self.strict = strict
+
+    def __getitem__(self, key: str) -> Loader:
+        return Loader(self.npz, f"{self.path}{key}/", self.strict)
+
+    def __call__(self, key: str, value: Any) -> Any:
+        full = self.path + key
+        if full not in self.npz.files:
+            if self.strict and value is not None:
+                raise SerializationError(f"{full}: the file has no such key")
+            return value
+        stored = self.npz[full]
+        if isinstance(value, np.ndarray):
+            if value.shape != stored.shape:
+                raise SerializationError(f"{full}: expected shape {value.shape}, the file "
+                                         f"holds {stored.shape}")
+            np.copyto(value, stored)
+            return value
+        if isinstance(value, str):
+            return str(stored)
+        if isinstance(value, bool | int | float):
+            return type(value)(stored.item())
+        return stored
+
+
+def serialize_link(serializer: Saver | Loader, link: Any) -> None:
+    if isinstance(serializer, Saver):
+        for key, array in serializers._link_arrays(link).items():
+            serializer.target[serializer.path + key] = array
+        return
+    loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
+    serializers._load_link(loader, link)
+    loader.finish()
+
+
+def serialize_optimizer(serializer: Saver | Loader, optimizer: Any) -> None:
+    if isinstance(serializer, Saver):
+        for key, array in serializers._optimizer_arrays(optimizer).items():
+            serializer.target[serializer.path + key] = array
+        return
+    loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
+    serializers._load_optimizer(loader, optimizer)
+    loader.finish()
+
+
+def serialize_random_state(serializer: Saver | Loader, state: np.random.RandomState | None
+                           ) -> None:
+    """Save or restore a ``RandomState`` (``None``: numpy's global generator)."""
+    get = np.random.get_state if state is None else state.get_state
+    name, keys, pos, has_gauss, cached = get()
+    keys = serializer("keys", keys)
+    pos = serializer("pos", int(pos))
+    has_gauss = serializer("has_gauss", int(has_gauss))
+    cached = serializer("cached_gaussian", float(cached))
+    if isinstance(serializer, Loader):
+        restored = (name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss),
+                    float(cached))
+        (np.random.set_state if state is None else state.set_state)(restored)

@@ -1,0 +1,254 @@
+"""The spec's training loop as a library: evaluation mode, dynamic == static with dropout,
+sequence data files, dtypes kept, early stopping, regression metrics, spec errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from graphcore.config import using_config
+from graphcore.errors import SpecError, SpecErrors
+from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
+from graphcore.static.spec_mode import StaticSpecRunner
+from graphcore.training.data_files import read_data
+from graphcore.training.from_spec import (
+    TrainingSession,
+    evaluate_arrays,
+    load_spec_data,
+    settings_for,
+)
+
+EVAL_SPEC = """graphtool: 1
+name: evalmode
+seed: 0
+inputs:
+  x: {random: normal, shape: [6, 4]}
+graph:
+  - {op: linear, out_size: 5, name: l1}
+  - {op: batch_normalization, name: bn}
+  - {op: dropout, ratio: 0.5}
+loss: {op: sum}
+outputs: [_]
+"""
+
+
+def array(value):
+    return np.asarray(getattr(value, "array", value))
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_evaluation_mode_turns_dropout_off_and_uses_running_statistics(mode):
+    spec = load_spec_text(EVAL_SPEC)
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, 0)
+    if mode == "static":
+        runner = StaticSpecRunner(spec, model)
+        run = runner.run
+    else:
+        def run(inputs, backward):
+            return run_spec(spec, model, inputs, backward=backward)
+    trained = array(run(inputs, backward=False).outputs["_"])
+    assert np.count_nonzero(trained == 0) > 0  # training: dropout zeroes some values
+    with using_config("train", False):
+        first = array(run(inputs, backward=False).outputs["_"])
+        second = array(run(inputs, backward=False).outputs["_"])
+    h = inputs["x"] @ model.l1.W.array.T + model.l1.b.array
+    bn = model.bn
+    expected = (h - bn.avg_mean) / np.sqrt(bn.avg_var + bn.eps) * bn.gamma.array + bn.beta.array
+    np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(first, second)
+
+
+DATA_SPEC = """graphtool: 1
+name: blobs
+seed: 0
+data:
+  file: blobs.npz
+  x: {key: x}
+  t: {key: t}
+validation: 0.25
+train: {epochs: 4, batch_size: 8, optimizer: {name: momentum, lr: 0.05}, metrics: [accuracy]}
+graph:
+  - {op: linear, out_size: 16, from: x}
+  - relu
+  - {op: dropout, ratio: 0.3}
+  - {op: linear, out_size: 3, to: logits}
+loss: {op: softmax_cross_entropy, from: [logits, t]}
+outputs: [logits]
+"""
+
+
+@pytest.fixture
+def blobs(tmp_path):
+    rng = np.random.RandomState(0)
+    t = rng.randint(0, 3, 96).astype(np.int64)
+    x = (rng.randn(96, 4) + np.eye(3, 4)[t] * 3).astype(np.float64)
+    np.savez(tmp_path / "blobs.npz", x=x, t=t)
+    (tmp_path / "blobs.yaml").write_text(DATA_SPEC)
+    return tmp_path
+
+
+def load(folder, text=DATA_SPEC):
+    return load_spec_text(text, str(folder / "blobs.yaml"), str(folder))
+
+
+def train(spec, folder, **overrides):
+    settings = settings_for(spec, **overrides)
+    data = load_spec_data(spec, settings.seed)
+    session = TrainingSession(spec, settings, data, folder / "out")
+    return session, session.run()
+
+
+def test_npz_integer_labels_keep_their_dtype_and_floats_become_float32(blobs):
+    data = load_spec_data(load(blobs), 0)
+    assert data.train["t"].dtype == np.int64 and data.train["x"].dtype == np.float32
+    assert (data.rows, len(data.validation["t"])) == (72, 24)
+
+
+def test_dynamic_and_static_training_with_dropout_lose_the_same_step_by_step(blobs):
+    spec = load(blobs)
+    spec.train.log_every = 1
+    dynamic, d = train(spec, blobs)
+    static, s = train(spec, blobs, mode="static")
+    d_steps = [e["main/loss"] for e in dynamic.step_log.log]
+    s_steps = [e["main/loss"] for e in static.step_log.log]
+    assert len(d_steps) == 36
+    np.testing.assert_allclose(s_steps, d_steps, rtol=1e-5)
+    for key in ("main/accuracy", "validation/main/accuracy"):
+        np.testing.assert_allclose([e[key] for e in s.log], [e[key] for e in d.log])
+    assert d.log[-1]["validation/main/accuracy"] > 0.8
+    rows = (blobs / "out" / "train.csv").read_text().splitlines()
+    assert sum(r.startswith("step,") for r in rows) == 36
+    assert sum(r.startswith("epoch,") for r in rows) == 4
+
+
+def test_evaluate_arrays_weights_every_row_once(blobs):
+    spec = load(blobs)
+    session, outcome = train(spec, blobs, epochs=1)
+    data = session.data
+    whole = evaluate_arrays(spec, session.model, data.validation, batch_size=1000,
+                            metrics=("accuracy",))
+    small = evaluate_arrays(spec, session.model, data.validation, batch_size=5,
+                            metrics=("accuracy",))
+    assert whole["loss"] == pytest.approx(small["loss"], rel=1e-6)
+    assert whole["accuracy"] == small["accuracy"] == outcome.log[-1]["validation/main/accuracy"]
+
+
+def test_early_stopping_ends_before_the_last_epoch(blobs):
+    text = DATA_SPEC.replace("epochs: 4,", "epochs: 50, early_stopping: {metric: "
+                             "validation_loss, patience: 2},")
+    session, outcome = train(load(blobs, text), blobs)
+    assert outcome.stopped_early and outcome.epoch < 50
+    losses = [e["validation/main/loss"] for e in outcome.log]
+    assert min(losses[:-2]) <= min(losses[-2:])
+
+
+REGRESSION = """graphtool: 1
+name: line
+seed: 0
+data:
+  file: line.csv
+  x: {columns: [a]}
+  y: {columns: [b]}
+validation: {file: line_val.csv}
+train: {epochs: 2, batch_size: 4, optimizer: sgd, metrics: [mse, mae]}
+graph:
+  - {op: linear, out_size: 1, from: x, to: p}
+loss: {op: mean_squared_error, from: [p, y]}
+outputs: [p]
+"""
+
+
+def test_mse_and_mae_metrics_on_a_validation_file(tmp_path):
+    (tmp_path / "line.csv").write_text("a,b\n" + "".join(f"{i},{2 * i}\n" for i in range(8)))
+    (tmp_path / "line_val.csv").write_text("a,b\n1,2\n3,6\n")
+    spec = load_spec_text(REGRESSION, str(tmp_path / "line.yaml"), str(tmp_path))
+    session, outcome = train(spec, tmp_path)
+    entry = outcome.log[-1]
+    p = session.model.linear_0.W.array[0, 0] * np.array([1.0, 3.0]) + \
+        session.model.linear_0.b.array[0]
+    assert entry["validation/main/mse"] == pytest.approx(np.mean((p - [2, 6]) ** 2), rel=1e-5)
+    assert entry["validation/main/mae"] == pytest.approx(np.mean(np.abs(p - [2, 6])), rel=1e-5)
+    assert entry["validation/main/loss"] == pytest.approx(entry["validation/main/mse"], rel=1e-5)
+
+
+def test_sequences_from_npz_values_and_offsets_and_from_json_lines(tmp_path):
+    np.savez(tmp_path / "seq.npz", tokens=np.arange(7, dtype=np.int32),
+             starts=np.array([0, 2, 2, 5]))
+    (tmp_path / "seq.jsonl").write_text(
+        json.dumps({"tokens": [1, 2], "label": 0}) + "\n\n" +
+        json.dumps({"tokens": [3, 4, 5], "label": 1}) + "\n")
+    text = """graphtool: 1
+data:
+  file: seq.npz
+  s: {values: tokens, offsets: starts}
+graph: [{op: sum, from: s}]
+"""
+    spec = load_spec_text(text, str(tmp_path / "s.yaml"), str(tmp_path))
+    arrays = make_inputs(spec.inputs, 0, tmp_path)
+    assert [a.tolist() for a in arrays["s"]] == [[0, 1], [], [2, 3, 4], [5, 6]]
+    assert arrays["s"][0].dtype == np.int32
+    lines = load_spec_text(text.replace("seq.npz", "seq.jsonl").replace(
+        "{values: tokens, offsets: starts}", "{field: tokens, dtype: int32}") +
+        "  # labels\n", str(tmp_path / "s.yaml"), str(tmp_path))
+    got = read_data(tmp_path / "seq.jsonl", lines.inputs)
+    assert [a.tolist() for a in got["s"]] == [[1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("optimizer: {name: momentum, lr: 0.05}", "optimizer: {name: momentum, lr: 0.05, "
+      "momentun: 0.8}"), "optimizer momentum has no hyperparameter 'momentun'"),
+    (("metrics: [accuracy]", "metrics: [acuracy]"), "unknown metric 'acuracy'"),
+    (("validation: 0.25", "validation: 1"), "validation fraction must be in (0, 1), got 1"),
+    (("x: {key: x}", "x: {key: x, colum: a}"), "data input 'x': unknown key 'colum'"),
+])
+def test_workflow_sections_are_validated(blobs, edit, message):
+    with pytest.raises(SpecErrors, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load(blobs, DATA_SPEC.replace(*edit))
+
+
+def test_a_named_batch_dimension_needs_data():
+    text = """graphtool: 1
+inputs:
+  x: {random: normal, shape: [batch, 3]}
+graph: [relu]
+"""
+    with pytest.raises(SpecErrors, match="a named batch dimension \\('batch'\\) takes its size "
+                       "from data"):
+        load_spec_text(text)
+
+
+def test_file_inputs_with_a_named_batch_dimension_run_on_any_rows(tmp_path):
+    text = """graphtool: 1
+inputs:
+  x: {file: x.npy, shape: [rows, 3]}
+  m: {file: m.npy, shape: [rows, 3]}
+graph: [{op: add, from: [x, m]}]
+outputs: [_]
+"""
+    spec = load_spec_text(text, str(tmp_path / "a.yaml"), str(tmp_path))
+    for n in (1, 5):
+        np.save(tmp_path / "x.npy", np.ones((n, 3), np.float32))
+        np.save(tmp_path / "m.npy", np.ones((n, 3), np.float32))
+        inputs = make_inputs(spec.inputs, 0, tmp_path)
+        model = build_model(spec)
+        for result in (run_spec(spec, model, inputs), StaticSpecRunner(spec, model).run(inputs)):
+            assert array(result.outputs["_"]).shape == (n, 3)
+            assert [(p.kind, p.detail) for p in result.path] == [
+                ("batch", {"dim": "rows", "size": n})]
+    np.save(tmp_path / "m.npy", np.ones((2, 3), np.float32))
+    with pytest.raises(SpecError, match="batch dimension 'rows' is 5 for input 'x' but 2 for "
+                       "input 'm'"):
+        make_inputs(spec.inputs, 0, tmp_path)
+
+
+def test_early_stopping_on_validation_needs_validation_data(blobs):
+    from graphcore.training.from_spec import TrainingOptionError
+
+    text = DATA_SPEC.replace("validation: 0.25\n", "").replace(
+        "epochs: 4,", "epochs: 4, early_stopping: {metric: validation_loss},")
+    with pytest.raises(TrainingOptionError, match="watches validation_loss, but the spec has "
+                       "no validation data"):
+        train(load(blobs, text), blobs)
