@@ -24,12 +24,13 @@ TIMING_COMMANDS = ("bench",)
 
 def local_cluster(workers: int | None = None) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes (default: one per CPU core) of
-    one thread each, each offering one unit of ``RESOURCE``; no dashboard."""
+    one thread each, each offering one unit of ``RESOURCE``; its HTTP server on a free port
+    (another cluster may hold 8787)."""
     from distributed import LocalCluster
 
     count = workers if workers is not None else (os.cpu_count() or 1)
     return LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                        resources={RESOURCE: 1}, dashboard_address=None,
+                        resources={RESOURCE: 1}, dashboard_address=":0",
                         silence_logs=logging.ERROR)
 
 
