@@ -79,4 +79,4 @@ def lost_row(task: SweepTask, exc: BaseException) -> dict[str, Any]:
     return {"key": task.key, "index": task.index, "command": task.command,
             "settings": dict(task.settings), "figures": {}, "status": "failed",
             "error": f"{type(exc).__name__}: {exc}", "exit_code": 70, "exit_class": "worker lost",
-            "seconds": None, "worker": None}
+            "started": None, "seconds": None, "worker": None}

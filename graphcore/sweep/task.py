@@ -27,7 +27,8 @@ BENCH_FIGURES = ("median_ms", "min_ms", "iqr_ms", "compile_ms", "speedup", "peak
 
 def run_point(task: SweepTask) -> dict[str, Any]:
     """Run one point; the row: key, index, command, settings, figures, status ("ok" or
-    "failed"), error, exit_code, exit_class, seconds, worker."""
+    "failed"), error, exit_code, exit_class, started (Unix time), seconds, worker."""
+    started = time.time()
     start = time.perf_counter()
     row: dict[str, Any] = {"key": task.key, "index": task.index, "command": task.command,
                            "settings": dict(task.settings), "figures": {}, "status": "ok",
@@ -38,6 +39,7 @@ def run_point(task: SweepTask) -> dict[str, Any]:
     except Exception as exc:  # a failing point is a row, never the end of the sweep
         code, kind, message = classify(exc)
         row.update(status="failed", error=message, exit_code=code, exit_class=kind)
+    row["started"] = started
     row["seconds"] = round(time.perf_counter() - start, 6)
     row["worker"] = _worker_name()
     return row

@@ -136,3 +136,19 @@ def test_timing_points_need_workers_offering_the_resource():
     check_cluster(_NoResources(), "train")
     with pytest.raises(SweepOptionError, match="--resources graphtool=1"):
         check_cluster(_NoResources(), "bench")
+
+
+def test_input_file_contents_travel_with_the_task(tmp_path):
+    import numpy as np
+
+    data = tmp_path / "x.npy"
+    np.save(data, np.linspace(-1, 1, 80, dtype=np.float32).reshape(8, 10))
+    spec = load_spec_file(SPEC)
+    task, = make_tasks("train", str(SPEC), SPEC.read_text(), spec, [{"train.steps": "3"}],
+                       {"x": str(data)})
+    with_file = run_point(task)
+    data.unlink()  # a worker elsewhere never sees the caller's file
+    without_file = run_point(task)
+    assert with_file["status"] == without_file["status"] == "ok", without_file
+    assert with_file["figures"] == without_file["figures"]
+    assert with_file["figures"] != run_point(_tasks([{"train.steps": "3"}])[0])["figures"]

@@ -150,3 +150,23 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     assert proc.returncode == 130, err
     rows = json.loads(path.read_text())["rows"]
     assert 1 <= len(rows) < 30 and all(r["status"] == "ok" for r in rows)
+
+
+def test_bench_points_take_a_whole_worker(tmp_path):
+    """On one worker with two threads, two train points may run at once but two bench points
+    never do: each takes the worker's whole graphtool resource."""
+    from distributed import Client, LocalCluster
+
+    from graphcore.sweep import RESOURCE
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                      resources={RESOURCE: 1}, dashboard_address=":0") as cluster, \
+            Client(cluster):
+        result = invoke("sweep", SPEC, "--command", "bench", "--grid", "bench.batch=2,4,8",
+                        "--repeat", 20, "--scheduler", cluster.scheduler_address,
+                        "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    spans = sorted((r["started"], r["started"] + r["seconds"]) for r in sweep_rows(tmp_path))
+    assert len(spans) == 3
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end - 1e-3, spans
