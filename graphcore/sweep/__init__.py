@@ -1,0 +1,38 @@
+"""Sweeps: one spec run at every point of a grid of settings, each point a task that any
+Dask worker with graphtool installed can run.
+
+- ``grid``: ``--grid KEY=V1,V2`` items parsed and expanded (every combination, or
+  ``sample_grid`` for K random points);
+- ``tasks``: a point made self-contained (spec text, settings, the contents of its input
+  files) and keyed by a hash, so ``--resume`` knows what already ran;
+- ``task``: ``run_point``, the function a worker runs; it never raises: a failure is a row;
+- ``records``: rows as CSV and JSON, sorting by a figure, the command line of one point;
+- ``schedule``: the tasks submitted to a Dask client, rows yielded as they finish.
+
+The library never prints; ``graphtool sweep`` (``cli/commands/sweep.py``) draws the table.
+"""
+
+from graphcore.sweep.grid import (
+    COMMANDS,
+    GridAxis,
+    SweepOptionError,
+    expand_grid,
+    parse_grid,
+    sample_grid,
+)
+from graphcore.sweep.records import (
+    best_row,
+    command_line,
+    figure_names,
+    rows_csv,
+    sort_rows,
+    sweep_document,
+)
+from graphcore.sweep.schedule import RESOURCE, local_cluster, run_tasks
+from graphcore.sweep.task import run_point
+from graphcore.sweep.tasks import SweepTask, make_tasks
+
+__all__ = ["COMMANDS", "RESOURCE", "GridAxis", "SweepOptionError", "SweepTask", "best_row",
+           "command_line", "expand_grid", "figure_names", "local_cluster", "make_tasks",
+           "parse_grid", "rows_csv", "run_point", "run_tasks", "sample_grid", "sort_rows",
+           "sweep_document"]

@@ -1,0 +1,172 @@
+"""`graphtool sweep` on a real distributed.LocalCluster of worker processes (started once for
+the module): a 6-point train sweep equal to the points run one at a time with `graphtool
+train`, a bench sweep, a failing point recorded while the rest run, --resume running only the
+missing points, the default local cluster, and Ctrl-C keeping the finished rows."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from graphcore.sweep import local_cluster
+from tests.sweep.sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with local_cluster(2) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_six_point_train_sweep_equals_the_points_alone(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "params.width=4,8,16", "--grid",
+                    "train.lr=1e-3,1e-2", "--grid", "train.steps=5", "--scheduler", scheduler,
+                    "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path)
+    assert [r["index"] for r in rows] == list(range(6))
+    assert {(r["settings"]["params.width"], r["settings"]["train.lr"]) for r in rows} == {
+        (w, lr) for w in ("4", "8", "16") for lr in ("1e-3", "1e-2")}
+    assert all(r["worker"].startswith("tcp://127.0.0.1:") for r in rows)
+    assert_train_rows_equal_alone(rows, tmp_path / "alone")
+    best = min(rows, key=lambda r: r["figures"]["final_loss"])
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("best (final_loss): graphtool train ")
+    assert f"--set params.width={best['settings']['params.width']}" in lines[-1]
+    csv_lines = (tmp_path / "residual_mlp" / "sweep.csv").read_text().splitlines()
+    assert len(csv_lines) == 7 and "final_loss" in csv_lines[0]
+
+
+def test_bench_sweep_rows_match_bench_alone(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--command", "bench", "--grid", "bench.batch=2,4",
+                    "--repeat", 2, "--scheduler", scheduler, "--out-dir", tmp_path, "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["sort"] == "dynamic.median_ms" and len(doc["rows"]) == 2
+    for row in doc["rows"]:
+        assert row["status"] == "ok", row
+        alone = invoke("bench", SPEC, "--batch", row["settings"]["bench.batch"], "--repeat", 2,
+                       "--json", "--out-dir", tmp_path / "alone")
+        assert alone.exit_code == 0, alone.stderr
+        results = json.loads(alone.stdout)["results"]
+        # the same measurements, per mode, under the same names (times differ run to run)
+        assert set(row["figures"]) == {f"{r['mode']}.{k}" for r in results for k in
+                                       ("median_ms", "min_ms", "iqr_ms", "compile_ms",
+                                        "speedup", "peak_memory_bytes") if r[k] is not None}
+        assert all(r["batch"] == int(row["settings"]["bench.batch"]) for r in results)
+
+
+def test_a_failing_point_is_recorded_and_the_rest_run(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "train.batch_size=2,100,4", "--grid",
+                    "train.steps=3", "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path)
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert len(rows) == 3 and [r["settings"]["train.batch_size"] for r in failed] == ["100"]
+    assert failed[0]["exit_code"] == 2 and failed[0]["exit_class"] == "usage"
+    assert "larger than the data" in failed[0]["error"]
+    assert "1 of 3 points failed" in result.stderr
+    assert_train_rows_equal_alone([r for r in rows if r["status"] == "ok"], tmp_path / "a")
+
+
+def test_every_point_failing_is_exit_1(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "train.batch_size=100", "--scheduler", scheduler,
+                    "--out-dir", tmp_path)
+    assert result.exit_code == 1 and "every point failed" in result.stderr
+    assert sweep_rows(tmp_path)[0]["exit_class"] == "usage"
+
+
+def test_resume_runs_only_the_missing_points(scheduler, tmp_path):
+    first = invoke("sweep", SPEC, "--grid", "train.lr=1e-3,1e-2", "--grid", "train.steps=4",
+                   "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert first.exit_code == 0, first.stderr
+    before = {r["key"]: r for r in sweep_rows(tmp_path)}
+    second = invoke("sweep", SPEC, "--grid", "train.lr=1e-3,1e-2,0.1", "--grid",
+                    "train.steps=4", "--scheduler", scheduler, "--out-dir", tmp_path, "--resume")
+    assert second.exit_code == 0, second.stderr
+    assert "resuming: 2 of 3 points already done" in second.stderr
+    assert second.stderr.count("] point ") == 1 and "] point 2: ok" in second.stderr
+    after = sweep_rows(tmp_path)
+    assert len(after) == 3
+    for row in after:  # the earlier rows are kept as they were (their times, their workers)
+        if row["key"] in before:
+            assert row == before[row["key"]]
+    nothing = invoke("sweep", SPEC, "--grid", "train.lr=1e-3,1e-2,0.1", "--grid",
+                     "train.steps=4", "--scheduler", scheduler, "--out-dir", tmp_path,
+                     "--resume")
+    assert nothing.exit_code == 0 and "] point " not in nothing.stderr
+    assert sweep_rows(tmp_path) == after
+
+
+def test_usage_errors(tmp_path):
+    for args, message in ((["--grid", "train.lr=x"], "takes numbers"),
+                          (["--grid", "bench.batch=2"], "does not apply to train"),
+                          (["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "--workers"),
+                          (["--grid", "train.lr=0.1:0.2"], "--random")):
+        result = invoke("sweep", SPEC, *args, "--out-dir", tmp_path)
+        assert result.exit_code == 2 and message in result.stderr, (args, result.stderr)
+
+
+def test_unknown_sort_figure_names_the_figures(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "train.steps=2", "--sort", "val_accuracy",
+                    "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert result.exit_code == 2 and "figures: final_loss" in result.stderr
+
+
+def test_default_local_cluster_and_random_points(tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "train.lr=1e-3:1e-1", "--grid", "train.steps=3",
+                    "--random", 3, "--workers", 1, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path)
+    assert len(rows) == 3 and len({r["worker"] for r in rows}) == 1
+    assert_train_rows_equal_alone(rows, tmp_path / "alone")
+
+
+def test_ctrl_c_keeps_the_finished_rows(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "sweep", str(SPEC), "--grid",
+         "train.lr=" + ",".join(f"{i}e-3" for i in range(1, 31)), "--grid", "train.steps=300",
+         "--workers", "1", "--out-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    path = tmp_path / "residual_mlp" / "sweep.json"
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if path.exists() and json.loads(path.read_text())["rows"]:
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    rows = json.loads(path.read_text())["rows"]
+    assert 1 <= len(rows) < 30 and all(r["status"] == "ok" for r in rows)
+
+
+def test_bench_points_take_a_whole_worker(tmp_path):
+    """On one worker with two threads, two train points may run at once but two bench points
+    never do: each takes the worker's whole graphtool resource."""
+    from distributed import Client, LocalCluster
+
+    from graphcore.sweep import RESOURCE
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                      resources={RESOURCE: 1}, dashboard_address=":0") as cluster, \
+            Client(cluster):
+        result = invoke("sweep", SPEC, "--command", "bench", "--grid", "bench.batch=2,4,8",
+                        "--repeat", 20, "--scheduler", cluster.scheduler_address,
+                        "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    spans = sorted((r["started"], r["started"] + r["seconds"]) for r in sweep_rows(tmp_path))
+    assert len(spans) == 3
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end - 1e-3, spans
