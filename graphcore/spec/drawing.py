@@ -68,6 +68,8 @@ class Drawing:
     example: int  # the example drawn (0-based)
     examples: int  # how many examples the run had
     text: str | None = None  # ir / optimized stages: the IR's text form
+    # executed stage: DOT node id -> "line:col" of the spec step whose op made that node
+    locations: Mapping[str, str] = field(default_factory=dict)
 
 
 def draw_spec(spec: Spec, *, seed: int | None = None,
@@ -117,7 +119,30 @@ def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: st
         graph = build_computational_graph(roots, rankdir=rankdir)
         dot, clusters = _dump_with_clusters(graph, run)
     return Drawing(spec=spec.name, dot=dot, nodes=len(graph.nodes), clusters=clusters,
-                   example=examples - 1, examples=examples)
+                   example=examples - 1, examples=examples, locations=_locations(run, graph))
+
+
+def _locations(run: _Run, graph: ComputationalGraph) -> dict[str, str]:
+    """Each drawn node's spec step (``"line:col"``): a FunctionNode's is the op step that
+    created it, a Variable's its creator's. Inputs and parameters have none."""
+    steps: dict[int, str] = {}
+    for step, result, args, _ in run.produced:
+        stop = {id(a) for a in args}
+        stack = [v for v in (result if isinstance(result, tuple) else (result,))
+                 if isinstance(v, Variable)]
+        while stack:
+            v = stack.pop()
+            node = v.creator
+            if id(v) in stop or node is None or id(node) in steps:
+                continue
+            steps[id(node)] = f"{step.loc.line}:{step.loc.col}"
+            stack.extend(node.inputs)
+    out = {}
+    for number, node in enumerate(graph.nodes):
+        creator = node if isinstance(node, FunctionNode) else node.creator
+        if creator is not None and id(creator) in steps:
+            out[str(number)] = steps[id(creator)]
+    return out
 
 
 def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
@@ -321,13 +346,23 @@ def find_renderer() -> list[str] | None:
     return None
 
 
+def render_svg(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> str:
+    """SVG text of ``dot`` (the renderer's ``-Tsvg``); raises as ``render_png`` does."""
+    return _render(dot, "svg", timeout_s).decode("utf-8")
+
+
 def render_png(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> bytes:
     """PNG bytes of ``dot``. Raises ``RendererUnavailable`` when no renderer is installed and
     ``RenderError`` when the renderer fails."""
+    return _render(dot, "png", timeout_s)
+
+
+def _render(dot: str, fmt: str, timeout_s: float) -> bytes:
     command = find_renderer()
     if command is None:
         raise errors.RendererUnavailable(
-            "cannot draw PNG: neither Graphviz `dot` nor `graphviz-pure` was found")
+            f"cannot draw {fmt.upper()}: neither Graphviz `dot` nor `graphviz-pure` was found")
+    command = [command[0], f"-T{fmt}"]
     try:
         done = subprocess.run(command, input=dot.encode("utf-8"), capture_output=True,
                               timeout=timeout_s, check=False)
@@ -336,7 +371,8 @@ def render_png(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> bytes:
                                  f"{timeout_s:g} s") from None
     except OSError as e:
         raise errors.RenderError(f"cannot run {command[0]}: {e}") from None
-    if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
+    signature = b"\x89PNG" if fmt == "png" else b"<"
+    if done.returncode != 0 or not done.stdout.lstrip().startswith(signature):
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise errors.RenderError(f"{Path(command[0]).name} failed (exit {done.returncode})"
                                  + (f": {message[-1]}" if message else ""))
