@@ -154,7 +154,7 @@ class _Session:
         try:
             while True:
                 self.events.append(json.loads(self.ws.receive()))
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             pass
 
 
