@@ -76,7 +76,7 @@ def _graphs(loaded: Any, *, static: bool, notes: list[str]) -> list[GraphView]:
     """The executed graph, and with a static run the IR before and after the passes and their
     difference, as SVG."""
     stages = ["executed", "ir", "optimized"] if static else ["executed"]
-    drawings = draw_stages(loaded, stages)
+    drawings = draw_stages(loaded, stages, expand=False)
     executed = drawings["executed"]
     views = [GraphView("Executed graph (define-by-run)", render_svg(executed.dot),
                        note="Click a node to see the spec step that made it; click a step "

@@ -1,9 +1,10 @@
 """Draw the graph a spec executes, as Chainer draws it: graph.dot and graph.png, loop bodies as
-clusters. --stage ir draws static mode's traced IR (ir.dot, ir.png, and ir.txt), --stage
-optimized the IR after the passes (ir.optimized.*), --stage all all three. -o - prints the
-DOT on stdout instead (files only for formats named by --format). --diff draws the union of
-this run and a second one (params.NAME=VALUE, NAME=PATH for an input, or a second spec file;
-repeatable): shared nodes grey, the first run's own in orange, the second's in blue
+clusters (a loop of more than 3 iterations as its first iteration and one node for the rest;
+--expand draws them all). --stage ir draws static mode's traced IR (ir.dot, ir.png, and
+ir.txt), --stage optimized the IR after the passes (ir.optimized.*), --stage all all three.
+-o - prints the DOT on stdout instead (files only for formats named by --format). --diff draws
+the union of this run and a second one (params.NAME=VALUE, NAME=PATH for an input, or a second
+spec file; repeatable): shared nodes grey, the first run's own in orange, the second's in blue
 (graph.diff.*, ir.diff.*, ir.optimized.diff.*)."""
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def viz(
         "the DOT on stdout."),
     out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
+    expand: bool = typer.Option(False, "--expand", help="Draw every loop iteration (a loop "
+                                "of more than 3 is drawn as its first iteration and one node "
+                                "for the rest)."),
     diffs: list[str] = typer.Option(
         [], "--diff", help="Draw how a second run differs: params.NAME=VALUE, NAME=PATH (an "
         "input) or a second spec file; repeat to combine."),
@@ -74,8 +78,8 @@ def viz(
         files.check_output(destination)
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
-                           rankdir=rankdir.value, passes=pass_list)
-    if diffs:
+                           rankdir=rankdir.value, passes=pass_list, expand=expand or bool(diffs))
+    if diffs:  # the union matches nodes one by one: every iteration is drawn
         drawings = _diff_drawings(spec, sets, inputs, plugins, diffs, drawings, seed=seed,
                                   rankdir=rankdir.value, passes=pass_list)
     # Render everything before writing anything: a missing renderer leaves no partial output.

@@ -74,7 +74,7 @@ class Drawing:
 
 def draw_spec(spec: Spec, *, seed: int | None = None,
               input_overrides: Mapping[str, str] | None = None, stdin: BinaryIO | None = None,
-              rankdir: str = "TB") -> Drawing:
+              rankdir: str = "TB", expand: bool = True) -> Drawing:
     """Run ``spec`` forward once and draw the graph behind its outputs and loss.
 
     ``input_overrides`` and ``stdin`` are ``make_inputs``'s (``--input name=PATH``);
@@ -86,13 +86,14 @@ def draw_spec(spec: Spec, *, seed: int | None = None,
     """
     seed = spec.seed if seed is None else seed
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
-    return _draw_executed(spec, arrays, seed, rankdir)
+    return _draw_executed(spec, arrays, seed, rankdir, expand)
 
 
 def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int | None = None,
                 input_overrides: Mapping[str, str] | None = None,
                 stdin: BinaryIO | None = None, rankdir: str = "TB",
-                passes: Sequence[str] | None = None) -> dict[str, Drawing]:
+                passes: Sequence[str] | None = None, expand: bool = True
+                ) -> dict[str, Drawing]:
     """One ``Drawing`` per stage (``executed``, ``ir``, ``optimized``), in the order asked.
 
     The inputs are made once and shared; ``ir`` and ``optimized`` come from one static-mode
@@ -105,19 +106,20 @@ def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int 
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     drawings: dict[str, Drawing] = {}
     if "executed" in stages:
-        drawings["executed"] = _draw_executed(spec, arrays, seed, rankdir)
+        drawings["executed"] = _draw_executed(spec, arrays, seed, rankdir, expand)
     if "ir" in stages or "optimized" in stages:
         drawings.update(_draw_ir(spec, arrays, seed, rankdir, passes))
     return {stage: drawings[stage] for stage in stages}
 
 
-def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str) -> Drawing:
+def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
+                   expand: bool = True) -> Drawing:
     model = build_model(spec, seed)
     inputs = _as_variables(arrays)
     run, roots, examples = _run_last_example(spec, model, inputs, seed)
     with _parameters_named_by_path(model):
         graph = build_computational_graph(roots, rankdir=rankdir)
-        dot, clusters = _dump_with_clusters(graph, run)
+        dot, clusters = _dump_with_clusters(graph, run, expand)
     return Drawing(spec=spec.name, dot=dot, nodes=len(graph.nodes), clusters=clusters,
                    example=examples - 1, examples=examples, locations=_locations(run, graph))
 
@@ -260,15 +262,19 @@ class _Cluster:
     style: dict[str, str] = field(default_factory=dict)
     nodes: list[int] = field(default_factory=list)  # DOT ids
     children: dict[tuple[int, int], _Cluster] = field(default_factory=dict)
+    placeholder: tuple[str, str] | None = None  # (DOT id, label) of collapsed iterations
 
 
 LOOP_STYLE = {"style": "rounded", "color": "#808080"}
 ITERATION_STYLE = {"style": "dashed", "color": "#A0A0A0"}
 
 
-def _dump_with_clusters(graph: ComputationalGraph, run: _Run) -> tuple[str, int]:
+def _dump_with_clusters(graph: ComputationalGraph, run: _Run,
+                        expand: bool = True) -> tuple[str, int]:
     """``graph.dump()`` with each node declared inside its loop iteration's cluster, and the
-    number of clusters. Clusters come in the order the loops ran."""
+    number of clusters. Clusters come in the order the loops ran. Unless ``expand``, a loop
+    that ran more than ``COLLAPSE_ABOVE`` iterations is drawn with its first iteration and one
+    node standing for the rest (see ``_collapse``)."""
     root = _Cluster(None)
     for *_, enclosing in run.produced:
         _cluster_for(root, enclosing)
@@ -279,13 +285,52 @@ def _dump_with_clusters(graph: ComputationalGraph, run: _Run) -> tuple[str, int]
         _cluster_for(root, scope).nodes.append(number)
     if not any(_drawn(child) for child in root.children.values()):
         return graph.dump(), 0
+    standing_for: dict[int, str] = {}  # a node of a collapsed iteration -> the node drawn
+    if not expand:
+        _collapse(root, standing_for)
     parts = [f"digraph graphname{{rankdir={graph.rankdir};"]
     clusters = _write_cluster(root, graph, parts, 0)
     ids = {id(node): number for number, node in enumerate(graph.nodes)}
+    seen: set[tuple[str, str]] = set()
     for head, tail in graph.edges:
-        parts.append(f"{ids[id(head)]} -> {ids[id(tail)]};")
+        h, t = ids[id(head)], ids[id(tail)]
+        edge = (standing_for.get(h, str(h)), standing_for.get(t, str(t)))
+        if edge[0] == edge[1] or edge in seen:
+            continue
+        seen.add(edge)
+        parts.append(f"{edge[0]} -> {edge[1]};")
     parts.append("}")
     return "".join(parts), clusters
+
+
+COLLAPSE_ABOVE = 3  # loops with more iterations are drawn collapsed unless expand
+COLLAPSED_STYLE = 'shape="note",style="dashed,filled",fillcolor="#F4F4F4",color="#808080"'
+
+
+def _collapse(cluster: _Cluster, standing_for: dict[int, str]) -> None:
+    """Draw each long loop as its first iteration plus one node for the other iterations
+    (their label names them and the trip count); every node of those iterations maps, in
+    ``standing_for``, to that node's DOT id, so edges into and out of them (the carried state,
+    the loop's result) end there. Loops inside the kept iteration are collapsed too."""
+    for key, child in list(cluster.children.items()):
+        iterations = [c for k, c in child.children.items() if k[1] >= 0 and _drawn(c)]
+        if key[1] == -1 and len(iterations) > COLLAPSE_ABOVE:
+            rest = iterations[1:]
+            name = f"rest{len(set(standing_for.values()))}"  # sequential: stable DOT
+            first_label, last_label = rest[0].label, rest[-1].label
+            child.label = f"{child.label} ({len(iterations)} iterations)"
+            child.placeholder = (name, f"{first_label} … {last_label.split(' = ')[1]}\\n"
+                                       f"{len(rest)} more iterations (--expand draws them)")
+            for iteration in rest:
+                for number in _all_nodes(iteration):
+                    standing_for[number] = name
+                iteration.nodes.clear()
+                iteration.children.clear()
+        _collapse(child, standing_for)
+
+
+def _all_nodes(cluster: _Cluster) -> list[int]:
+    return [*cluster.nodes, *(n for c in cluster.children.values() for n in _all_nodes(c))]
 
 
 def _cluster_for(root: _Cluster, scope: Scope) -> _Cluster:
@@ -317,6 +362,9 @@ def _write_cluster(cluster: _Cluster, graph: ComputationalGraph, parts: list[str
         parts.append(f'subgraph cluster_{next_id}{{label="{_escape(child.label)}";')
         parts.extend(f'{key}="{value}";' for key, value in child.style.items())
         next_id = _write_cluster(child, graph, parts, next_id + 1)
+        if child.placeholder is not None:
+            name, label = child.placeholder
+            parts.append(f'{name} [label="{_escape(label)}",{COLLAPSED_STYLE}];')
         parts.append("}")
     return next_id
 
