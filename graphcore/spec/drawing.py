@@ -50,7 +50,7 @@ from graphcore.function_node import FunctionNode
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, _example_count, _Run, build_model, seeded
 from graphcore.spec.model import ForEachStep, RepeatStep, Spec, Step
-from graphcore.variable import Variable
+from graphcore.variable import Parameter, Variable
 
 Scope = tuple[tuple[Step, int], ...]  # the loop iterations around an op, outermost first
 RENDER_TIMEOUT_S = 120
@@ -240,19 +240,27 @@ def _common_prefix(scopes: list[Scope]) -> Scope:
 
 
 def _op_scopes(run: _Run) -> dict[int, Scope]:
-    """The scope of every FunctionNode an op step created (see ``_scopes``)."""
+    """The scope of every FunctionNode an op step created (see ``_scopes``). A layer whose
+    one step made several function nodes (attention, layer normalization, an LSTM) adds a
+    ``(step, LAYER)`` level, so its nodes are drawn in one cluster named by its scope; a layer
+    of one node (a linear layer) adds none, keeping Chainer's plain dump."""
     scopes: dict[int, Scope] = {}
-    for _, result, args, enclosing in run.produced:
+    for step, result, args, enclosing in run.produced:
         stop = {id(a) for a in args}
         stack = [v for v in (result if isinstance(result, tuple) else (result,))
                  if isinstance(v, Variable)]
+        made: list[int] = []
         while stack:
             v = stack.pop()
             node = v.creator
             if id(v) in stop or node is None or id(node) in scopes:
                 continue
             scopes[id(node)] = enclosing
+            made.append(id(node))
             stack.extend(node.inputs)
+        if getattr(step, "layer", False) and len(made) > 1:
+            for key in made:
+                scopes[key] = (*enclosing, (step, LAYER))
     return scopes
 
 
@@ -266,6 +274,8 @@ class _Cluster:
 
 
 LOOP_STYLE = {"style": "rounded", "color": "#808080"}
+LAYER_STYLE = {"style": "rounded,filled", "color": "#7FA7D9", "fillcolor": "#F3F7FC"}
+LAYER = -2  # the iteration index a layer's scope level carries (loops' are 0, 1, ...)
 ITERATION_STYLE = {"style": "dashed", "color": "#A0A0A0"}
 
 
@@ -283,6 +293,7 @@ def _dump_with_clusters(graph: ComputationalGraph, run: _Run,
         creator = node if isinstance(node, FunctionNode) else node.creator
         scope = scopes.get(id(creator), ()) if creator is not None else ()
         _cluster_for(root, scope).nodes.append(number)
+    _move_weights_into_layers(root, graph)
     if not any(_drawn(child) for child in root.children.values()):
         return graph.dump(), 0
     standing_for: dict[int, str] = {}  # a node of a collapsed iteration -> the node drawn
@@ -301,6 +312,22 @@ def _dump_with_clusters(graph: ComputationalGraph, run: _Run,
         parts.append(f"{edge[0]} -> {edge[1]};")
     parts.append("}")
     return "".join(parts), clusters
+
+
+def _move_weights_into_layers(root: _Cluster, graph: ComputationalGraph) -> None:
+    """Draw a layer's parameters (``attention/W_q``) inside its cluster when the layer ran once
+    outside any loop; inside a loop they stay outside, shared by every iteration."""
+    layers = {child.label.split(" ")[0]: child for key, child in root.children.items()
+              if key[1] == LAYER}
+    kept = []
+    for number in root.nodes:
+        node = graph.nodes[number]
+        scope = node.name.split("/")[0] if isinstance(node, Parameter) and node.name else None
+        if scope in layers:
+            layers[scope].nodes.append(number)
+        else:
+            kept.append(number)
+    root.nodes[:] = kept
 
 
 COLLAPSE_ABOVE = 3  # loops with more iterations are drawn collapsed unless expand
@@ -338,6 +365,12 @@ def _cluster_for(root: _Cluster, scope: Scope) -> _Cluster:
     way down. Iterations are keyed by index, loop runs by the loop step's identity."""
     cluster = root
     for loop, index in scope:
+        if index == LAYER:
+            if (id(loop), LAYER) not in cluster.children:
+                cluster.children[id(loop), LAYER] = _Cluster(f"{loop.name} ({loop.op})",
+                                                             LAYER_STYLE)
+            cluster = cluster.children[id(loop), LAYER]
+            continue
         run_key = (id(loop), -1)
         if run_key not in cluster.children:
             cluster.children[run_key] = _Cluster(f"{_loop_kind(loop)} at {loop.loc}",

@@ -68,3 +68,15 @@ def test_the_rnn_over_seven_steps_draws_one_step_and_renders_smaller(tmp_path):
 
 def test_short_loops_are_drawn_in_full():
     assert dot_of(SPECS / "param_depth.yaml") == dot_of(SPECS / "param_depth.yaml", "--expand")
+
+
+def test_a_layer_of_many_nodes_is_one_cluster_with_its_weights():
+    dot = dot_of(SPECS / "transformer_block.yaml")
+    start = dot.index('label="attention (multi_head_attention)"')
+    cluster = dot[start:dot.index("}", start)]
+    for name in ("W_q", "W_k", "W_v", "W_o", "b_q"):
+        assert f'label="attention/{name}: ' in cluster
+    assert cluster.count('label="LinearFunction"') == 4 and 'label="Attention"' in cluster
+    assert 'label="ff1/W' not in cluster and dot.count("subgraph cluster_") == 1
+    # a linear layer (one node) stays Chainer's plain dump: no cluster at all
+    assert "cluster" not in dot_of(SPECS / "seed_static.yaml")
