@@ -19,11 +19,16 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
+from graphcore.errors import RenderError
 from graphcore.spec.drawing import draw_stages, render_svg
-from graphcore.spec.graph_diff import diff_dots
+from graphcore.spec.graph_diff import diff_dots, parse_dot
 from graphcore.spec.report_html import GraphView, ReportData, render_report
 
 BENCH_BATCHES = "1,8,32"
+# graphviz-pure lays out a clustered executed graph of 300 nodes in about a second, but takes
+# minutes over an IR of 400 (long edges, no clusters)
+MAX_DRAWN_NODES = {"executed": 1000, "ir": 300}
+RENDER_BUDGET_S = 30
 
 
 @command
@@ -74,29 +79,44 @@ def report(
 
 def _graphs(loaded: Any, *, static: bool, notes: list[str]) -> list[GraphView]:
     """The executed graph, and with a static run the IR before and after the passes and their
-    difference, as SVG."""
+    difference, as SVG. A drawing too large to lay out in time is a note, not a failure."""
     stages = ["executed", "ir", "optimized"] if static else ["executed"]
     drawings = draw_stages(loaded, stages, expand=False)
     executed = drawings["executed"]
-    views = [GraphView("Executed graph (define-by-run)", render_svg(executed.dot),
-                       note="Click a node to see the spec step that made it; click a step "
-                       "in the spec to light up its nodes.",
-                       node_lines={node: int(at.split(":")[0])
-                                   for node, at in executed.locations.items()})]
+    views = [_view("Executed graph (define-by-run)", executed.dot,
+                   note="Click a node to see the spec step that made it; click a step in the "
+                   "spec to light up its nodes.",
+                   node_lines={node: int(at.split(":")[0])
+                               for node, at in executed.locations.items()}, kind="executed")]
     if executed.examples > 1:
         notes.append(f"the executed graph is example {executed.example + 1} of "
                      f"{executed.examples}")
     if static:
-        views.append(GraphView("Static IR, as traced", render_svg(drawings["ir"].dot)))
-        views.append(GraphView("Static IR after the passes",
-                               render_svg(drawings["optimized"].dot)))
-        change = diff_dots(drawings["ir"].dot, drawings["optimized"].dot, "the traced IR",
-                           "the optimized IR")
-        views.append(GraphView(
-            "What the passes changed", render_svg(change.dot),
+        ir, optimized = drawings["ir"], drawings["optimized"]
+        views.append(_view("Static IR, as traced", ir.dot))
+        views.append(_view("Static IR after the passes", optimized.dot))
+        change = diff_dots(ir.dot, optimized.dot, "the traced IR", "the optimized IR")
+        views.append(_view(
+            "What the passes changed", change.dot,
             note=f"{len(change.only_first)} nodes removed or rewritten, "
                  f"{len(change.only_second)} made by the passes, {len(change.shared)} kept."))
     return views
+
+
+def _view(title: str, dot: str, note: str = "", node_lines: dict[str, int] | None = None,
+          kind: str = "ir") -> GraphView:
+    """One drawing as SVG; over ``MAX_DRAWN_NODES`` drawn nodes, or when the renderer runs out
+    of time, a note saying so (the IR's text is on the page either way)."""
+    nodes = len(parse_dot(dot).nodes)
+    if nodes > MAX_DRAWN_NODES[kind]:
+        return GraphView(title, "", note=f"{nodes} nodes: too many to lay out here (over "
+                         f"{MAX_DRAWN_NODES[kind]}); `graphtool viz` draws it"
+                         + (", and the IR's text is under the passes." if kind == "ir" else "."))
+    try:
+        svg = render_svg(dot, timeout_s=RENDER_BUDGET_S)
+    except RenderError as e:
+        return GraphView(title, "", note=f"not drawn: {e}")
+    return GraphView(title, svg, note=note, node_lines=node_lines or {})
 
 
 def _fresh(path: Path, spec_time: float) -> bool:

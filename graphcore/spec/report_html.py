@@ -136,8 +136,10 @@ def _source(source: str, step_lines: Sequence[int]) -> str:
 
 # --- graphs -------------------------------------------------------------------------------
 def _graph(index: int, view: GraphView) -> str:
-    svg = _inline_svg(view.svg, f"g{index}_")
     note = f"<p>{html.escape(view.note)}</p>" if view.note else ""
+    if not view.svg:
+        return note or "<p>Not drawn.</p>"
+    svg = _inline_svg(view.svg, f"g{index}_")
     return (f'{note}<div class="viewer" data-graph="{index}">'
             '<div class="tools"><button type="button" data-zoom="in">+</button>'
             '<button type="button" data-zoom="out">−</button>'

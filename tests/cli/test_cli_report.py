@@ -120,3 +120,13 @@ def test_the_checker_catches_what_it_must():
                    "</html>")
     with pytest.raises(AssertionError):
         check_page('<!DOCTYPE html><html><body><p id="a"></p><p id="a"></p></body></html>')
+
+
+def test_an_ir_too_large_to_lay_out_is_a_note_not_a_wait(tmp_path):
+    shutil.copytree(SPECS, tmp_path / "specs")
+    result = report(tmp_path / "specs" / "lstm_tagger.yaml", "--out-dir", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "out" / "lstm_tagger" / "report.html").read_text()
+    check_page(text)
+    assert text.count("too many to lay out here (over 300)") == 3  # the IRs and their diff
+    assert text.count('<div class="viewer"') == 1  # the executed graph is drawn
