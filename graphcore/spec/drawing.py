@@ -15,9 +15,13 @@ the text is exactly ``build_computational_graph(...).dump()``::
 
 With sequence inputs (``lengths``) the graph runs once per example; the drawing shows the
 last example's graph (all examples run, so dropout draws the same numbers as ``run``).
-Node and cluster ids are sequential, so the same spec, seed and inputs give byte-identical
-DOT. ``render_png(dot)`` turns DOT into PNG bytes with Graphviz ``dot`` or ``graphviz-pure``.
-Nothing here prints or writes files.
+A layer whose step made several function nodes (attention, an LSTM) is a cluster
+too, named by its scope (``attention (multi_head_attention)``), holding its own weights when it
+ran once outside loops. With ``expand=False`` a loop of more than ``COLLAPSE_ABOVE`` iterations
+is drawn as its first iteration plus one node standing for the rest (``t = 1 … 6``), the loop's
+label giving the trip count. Node and cluster ids are sequential, so the same spec, seed and
+inputs give byte-identical DOT. ``render_png(dot)`` turns DOT into PNG bytes (``render_svg``
+into SVG text) with Graphviz ``dot`` or ``graphviz-pure``. Nothing here prints or writes files.
 
 ``draw_stages(spec, stages)`` draws several stages from one set of inputs (read once, so an
 input on stdin serves them all): ``executed`` is ``draw_spec``'s drawing; ``ir`` and
