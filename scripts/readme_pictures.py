@@ -12,9 +12,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PICTURES = ROOT / "docs" / "pictures"
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "cli"))
 
-from tests.chromium import open_page  # noqa: E402
+from chromium_page import open_page  # noqa: E402
 
 
 def graphtool(*args: str) -> None:

@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from report_html_check import check_page
 from typer.testing import CliRunner
 
 from cli.app import app
-from tests.report_html_check import check_page
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 runner = CliRunner()

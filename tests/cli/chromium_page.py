@@ -7,7 +7,7 @@ emulation), loads ``url``, waits for the load event, and returns a ``PageVisit``
 errors, uncaught exceptions, log entries of level error (a Content-Security-Policy refusal is
 one), failed requests, requests that left ``file:``/``data:``, the value of an expression
 evaluated in the page, and a PNG screenshot. ``decode_png`` reads the screenshot's pixels.
-Used by tests/test_report_browser.py and scripts/readme_pictures.py.
+Used by tests/cli/test_cli_report_browser.py and scripts/readme_pictures.py.
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chromium_page import decode_png, find_chromium, open_page
 from typer.testing import CliRunner
 
 from cli.app import app
-from tests.chromium import decode_png, find_chromium, open_page
 
-SPECS = Path(__file__).resolve().parents[1] / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "specs"
 pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium: install the "
                                 "Debian package `chromium` (.ci/run does)")
 
