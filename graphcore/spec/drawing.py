@@ -15,9 +15,13 @@ the text is exactly ``build_computational_graph(...).dump()``::
 
 With sequence inputs (``lengths``) the graph runs once per example; the drawing shows the
 last example's graph (all examples run, so dropout draws the same numbers as ``run``).
-Node and cluster ids are sequential, so the same spec, seed and inputs give byte-identical
-DOT. ``render_png(dot)`` turns DOT into PNG bytes with Graphviz ``dot`` or ``graphviz-pure``.
-Nothing here prints or writes files.
+A layer whose step made several function nodes (attention, an LSTM) is a cluster
+too, named by its scope (``attention (multi_head_attention)``), holding its own weights when it
+ran once outside loops. With ``expand=False`` a loop of more than ``COLLAPSE_ABOVE`` iterations
+is drawn as its first iteration plus one node standing for the rest (``t = 1 … 6``), the loop's
+label giving the trip count. Node and cluster ids are sequential, so the same spec, seed and
+inputs give byte-identical DOT. ``render_png(dot)`` turns DOT into PNG bytes (``render_svg``
+into SVG text) with Graphviz ``dot`` or ``graphviz-pure``. Nothing here prints or writes files.
 
 ``draw_stages(spec, stages)`` draws several stages from one set of inputs (read once, so an
 input on stdin serves them all): ``executed`` is ``draw_spec``'s drawing; ``ir`` and
@@ -50,7 +54,7 @@ from graphcore.function_node import FunctionNode
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, _example_count, _Run, build_model, seeded
 from graphcore.spec.model import ForEachStep, RepeatStep, Spec, Step
-from graphcore.variable import Variable
+from graphcore.variable import Parameter, Variable
 
 Scope = tuple[tuple[Step, int], ...]  # the loop iterations around an op, outermost first
 RENDER_TIMEOUT_S = 120
@@ -68,11 +72,13 @@ class Drawing:
     example: int  # the example drawn (0-based)
     examples: int  # how many examples the run had
     text: str | None = None  # ir / optimized stages: the IR's text form
+    # executed stage: DOT node id -> "line:col" of the spec step whose op made that node
+    locations: Mapping[str, str] = field(default_factory=dict)
 
 
 def draw_spec(spec: Spec, *, seed: int | None = None,
               input_overrides: Mapping[str, str] | None = None, stdin: BinaryIO | None = None,
-              rankdir: str = "TB") -> Drawing:
+              rankdir: str = "TB", expand: bool = True) -> Drawing:
     """Run ``spec`` forward once and draw the graph behind its outputs and loss.
 
     ``input_overrides`` and ``stdin`` are ``make_inputs``'s (``--input name=PATH``);
@@ -84,13 +90,14 @@ def draw_spec(spec: Spec, *, seed: int | None = None,
     """
     seed = spec.seed if seed is None else seed
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
-    return _draw_executed(spec, arrays, seed, rankdir)
+    return _draw_executed(spec, arrays, seed, rankdir, expand)
 
 
 def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int | None = None,
                 input_overrides: Mapping[str, str] | None = None,
                 stdin: BinaryIO | None = None, rankdir: str = "TB",
-                passes: Sequence[str] | None = None) -> dict[str, Drawing]:
+                passes: Sequence[str] | None = None, expand: bool = True
+                ) -> dict[str, Drawing]:
     """One ``Drawing`` per stage (``executed``, ``ir``, ``optimized``), in the order asked.
 
     The inputs are made once and shared; ``ir`` and ``optimized`` come from one static-mode
@@ -103,21 +110,45 @@ def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int 
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     drawings: dict[str, Drawing] = {}
     if "executed" in stages:
-        drawings["executed"] = _draw_executed(spec, arrays, seed, rankdir)
+        drawings["executed"] = _draw_executed(spec, arrays, seed, rankdir, expand)
     if "ir" in stages or "optimized" in stages:
         drawings.update(_draw_ir(spec, arrays, seed, rankdir, passes))
     return {stage: drawings[stage] for stage in stages}
 
 
-def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str) -> Drawing:
+def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
+                   expand: bool = True) -> Drawing:
     model = build_model(spec, seed)
     inputs = _as_variables(arrays)
     run, roots, examples = _run_last_example(spec, model, inputs, seed)
     with _parameters_named_by_path(model):
         graph = build_computational_graph(roots, rankdir=rankdir)
-        dot, clusters = _dump_with_clusters(graph, run)
+        dot, clusters = _dump_with_clusters(graph, run, expand)
     return Drawing(spec=spec.name, dot=dot, nodes=len(graph.nodes), clusters=clusters,
-                   example=examples - 1, examples=examples)
+                   example=examples - 1, examples=examples, locations=_locations(run, graph))
+
+
+def _locations(run: _Run, graph: ComputationalGraph) -> dict[str, str]:
+    """Each drawn node's spec step (``"line:col"``): a FunctionNode's is the op step that
+    created it, a Variable's its creator's. Inputs and parameters have none."""
+    steps: dict[int, str] = {}
+    for step, result, args, _ in run.produced:
+        stop = {id(a) for a in args}
+        stack = [v for v in (result if isinstance(result, tuple) else (result,))
+                 if isinstance(v, Variable)]
+        while stack:
+            v = stack.pop()
+            node = v.creator
+            if id(v) in stop or node is None or id(node) in steps:
+                continue
+            steps[id(node)] = f"{step.loc.line}:{step.loc.col}"
+            stack.extend(node.inputs)
+    out = {}
+    for number, node in enumerate(graph.nodes):
+        creator = node if isinstance(node, FunctionNode) else node.creator
+        if creator is not None and id(creator) in steps:
+            out[str(number)] = steps[id(creator)]
+    return out
 
 
 def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
@@ -213,19 +244,27 @@ def _common_prefix(scopes: list[Scope]) -> Scope:
 
 
 def _op_scopes(run: _Run) -> dict[int, Scope]:
-    """The scope of every FunctionNode an op step created (see ``_scopes``)."""
+    """The scope of every FunctionNode an op step created (see ``_scopes``). A layer whose
+    one step made several function nodes (attention, layer normalization, an LSTM) adds a
+    ``(step, LAYER)`` level, so its nodes are drawn in one cluster named by its scope; a layer
+    of one node (a linear layer) adds none, keeping Chainer's plain dump."""
     scopes: dict[int, Scope] = {}
-    for _, result, args, enclosing in run.produced:
+    for step, result, args, enclosing in run.produced:
         stop = {id(a) for a in args}
         stack = [v for v in (result if isinstance(result, tuple) else (result,))
                  if isinstance(v, Variable)]
+        made: list[int] = []
         while stack:
             v = stack.pop()
             node = v.creator
             if id(v) in stop or node is None or id(node) in scopes:
                 continue
             scopes[id(node)] = enclosing
+            made.append(id(node))
             stack.extend(node.inputs)
+        if getattr(step, "layer", False) and len(made) > 1:
+            for key in made:
+                scopes[key] = (*enclosing, (step, LAYER))
     return scopes
 
 
@@ -235,15 +274,21 @@ class _Cluster:
     style: dict[str, str] = field(default_factory=dict)
     nodes: list[int] = field(default_factory=list)  # DOT ids
     children: dict[tuple[int, int], _Cluster] = field(default_factory=dict)
+    placeholder: tuple[str, str] | None = None  # (DOT id, label) of collapsed iterations
 
 
 LOOP_STYLE = {"style": "rounded", "color": "#808080"}
+LAYER_STYLE = {"style": "rounded,filled", "color": "#7FA7D9", "fillcolor": "#F3F7FC"}
+LAYER = -2  # the iteration index a layer's scope level carries (loops' are 0, 1, ...)
 ITERATION_STYLE = {"style": "dashed", "color": "#A0A0A0"}
 
 
-def _dump_with_clusters(graph: ComputationalGraph, run: _Run) -> tuple[str, int]:
+def _dump_with_clusters(graph: ComputationalGraph, run: _Run,
+                        expand: bool = True) -> tuple[str, int]:
     """``graph.dump()`` with each node declared inside its loop iteration's cluster, and the
-    number of clusters. Clusters come in the order the loops ran."""
+    number of clusters. Clusters come in the order the loops ran. Unless ``expand``, a loop
+    that ran more than ``COLLAPSE_ABOVE`` iterations is drawn with its first iteration and one
+    node standing for the rest (see ``_collapse``)."""
     root = _Cluster(None)
     for *_, enclosing in run.produced:
         _cluster_for(root, enclosing)
@@ -252,15 +297,71 @@ def _dump_with_clusters(graph: ComputationalGraph, run: _Run) -> tuple[str, int]
         creator = node if isinstance(node, FunctionNode) else node.creator
         scope = scopes.get(id(creator), ()) if creator is not None else ()
         _cluster_for(root, scope).nodes.append(number)
+    _move_weights_into_layers(root, graph)
     if not any(_drawn(child) for child in root.children.values()):
         return graph.dump(), 0
+    standing_for: dict[int, str] = {}  # a node of a collapsed iteration -> the node drawn
+    if not expand:
+        _collapse(root, standing_for)
     parts = [f"digraph graphname{{rankdir={graph.rankdir};"]
     clusters = _write_cluster(root, graph, parts, 0)
     ids = {id(node): number for number, node in enumerate(graph.nodes)}
+    seen: set[tuple[str, str]] = set()
     for head, tail in graph.edges:
-        parts.append(f"{ids[id(head)]} -> {ids[id(tail)]};")
+        h, t = ids[id(head)], ids[id(tail)]
+        edge = (standing_for.get(h, str(h)), standing_for.get(t, str(t)))
+        if edge[0] == edge[1] or edge in seen:
+            continue
+        seen.add(edge)
+        parts.append(f"{edge[0]} -> {edge[1]};")
     parts.append("}")
     return "".join(parts), clusters
+
+
+def _move_weights_into_layers(root: _Cluster, graph: ComputationalGraph) -> None:
+    """Draw a layer's parameters (``attention/W_q``) inside its cluster when the layer ran once
+    outside any loop; inside a loop they stay outside, shared by every iteration."""
+    layers = {child.label.split(" ")[0]: child for key, child in root.children.items()
+              if key[1] == LAYER}
+    kept = []
+    for number in root.nodes:
+        node = graph.nodes[number]
+        scope = node.name.split("/")[0] if isinstance(node, Parameter) and node.name else None
+        if scope in layers:
+            layers[scope].nodes.append(number)
+        else:
+            kept.append(number)
+    root.nodes[:] = kept
+
+
+COLLAPSE_ABOVE = 3  # loops with more iterations are drawn collapsed unless expand
+COLLAPSED_STYLE = 'shape="note",style="dashed,filled",fillcolor="#F4F4F4",color="#808080"'
+
+
+def _collapse(cluster: _Cluster, standing_for: dict[int, str]) -> None:
+    """Draw each long loop as its first iteration plus one node for the other iterations
+    (their label names them and the trip count); every node of those iterations maps, in
+    ``standing_for``, to that node's DOT id, so edges into and out of them (the carried state,
+    the loop's result) end there. Loops inside the kept iteration are collapsed too."""
+    for key, child in list(cluster.children.items()):
+        iterations = [c for k, c in child.children.items() if k[1] >= 0 and _drawn(c)]
+        if key[1] == -1 and len(iterations) > COLLAPSE_ABOVE:
+            rest = iterations[1:]
+            name = f"rest{len(set(standing_for.values()))}"  # sequential: stable DOT
+            first_label, last_label = rest[0].label, rest[-1].label
+            child.label = f"{child.label} ({len(iterations)} iterations)"
+            child.placeholder = (name, f"{first_label} … {last_label.split(' = ')[1]}\\n"
+                                       f"{len(rest)} more iterations (--expand draws them)")
+            for iteration in rest:
+                for number in _all_nodes(iteration):
+                    standing_for[number] = name
+                iteration.nodes.clear()
+                iteration.children.clear()
+        _collapse(child, standing_for)
+
+
+def _all_nodes(cluster: _Cluster) -> list[int]:
+    return [*cluster.nodes, *(n for c in cluster.children.values() for n in _all_nodes(c))]
 
 
 def _cluster_for(root: _Cluster, scope: Scope) -> _Cluster:
@@ -268,6 +369,12 @@ def _cluster_for(root: _Cluster, scope: Scope) -> _Cluster:
     way down. Iterations are keyed by index, loop runs by the loop step's identity."""
     cluster = root
     for loop, index in scope:
+        if index == LAYER:
+            if (id(loop), LAYER) not in cluster.children:
+                cluster.children[id(loop), LAYER] = _Cluster(f"{loop.name} ({loop.op})",
+                                                             LAYER_STYLE)
+            cluster = cluster.children[id(loop), LAYER]
+            continue
         run_key = (id(loop), -1)
         if run_key not in cluster.children:
             cluster.children[run_key] = _Cluster(f"{_loop_kind(loop)} at {loop.loc}",
@@ -292,6 +399,9 @@ def _write_cluster(cluster: _Cluster, graph: ComputationalGraph, parts: list[str
         parts.append(f'subgraph cluster_{next_id}{{label="{_escape(child.label)}";')
         parts.extend(f'{key}="{value}";' for key, value in child.style.items())
         next_id = _write_cluster(child, graph, parts, next_id + 1)
+        if child.placeholder is not None:
+            name, label = child.placeholder
+            parts.append(f'{name} [label="{_escape(label)}",{COLLAPSED_STYLE}];')
         parts.append("}")
     return next_id
 
@@ -321,13 +431,23 @@ def find_renderer() -> list[str] | None:
     return None
 
 
+def render_svg(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> str:
+    """SVG text of ``dot`` (the renderer's ``-Tsvg``); raises as ``render_png`` does."""
+    return _render(dot, "svg", timeout_s).decode("utf-8")
+
+
 def render_png(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> bytes:
     """PNG bytes of ``dot``. Raises ``RendererUnavailable`` when no renderer is installed and
     ``RenderError`` when the renderer fails."""
+    return _render(dot, "png", timeout_s)
+
+
+def _render(dot: str, fmt: str, timeout_s: float) -> bytes:
     command = find_renderer()
     if command is None:
         raise errors.RendererUnavailable(
-            "cannot draw PNG: neither Graphviz `dot` nor `graphviz-pure` was found")
+            f"cannot draw {fmt.upper()}: neither Graphviz `dot` nor `graphviz-pure` was found")
+    command = [command[0], f"-T{fmt}"]
     try:
         done = subprocess.run(command, input=dot.encode("utf-8"), capture_output=True,
                               timeout=timeout_s, check=False)
@@ -336,7 +456,8 @@ def render_png(dot: str, timeout_s: float = RENDER_TIMEOUT_S) -> bytes:
                                  f"{timeout_s:g} s") from None
     except OSError as e:
         raise errors.RenderError(f"cannot run {command[0]}: {e}") from None
-    if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
+    signature = b"\x89PNG" if fmt == "png" else b"<"
+    if done.returncode != 0 or not done.stdout.lstrip().startswith(signature):
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise errors.RenderError(f"{Path(command[0]).name} failed (exit {done.returncode})"
                                  + (f": {message[-1]}" if message else ""))

@@ -118,7 +118,7 @@ def test_repeat_bodies_are_clusters_per_iteration():
 
 
 def test_for_each_bodies_are_clusters_and_the_last_example_is_drawn():
-    result = viz(SPECS / "rnn_sequences.yaml", "-o", "-")
+    result = viz(SPECS / "rnn_sequences.yaml", "-o", "-", "--expand")  # 7 steps: unrolled
     assert result.exit_code == 0, result.stderr
     dot = result.stdout
     assert 'label="for_each at ' in dot
