@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover - older Typer over the click package
     from click import ClickException
 
 from cli import stdout
-from cli.commands import bench, check, ops, train, viz
+from cli.commands import bench, check, export, ops, train, viz
 from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
 from cli.version import version
@@ -51,6 +51,7 @@ app.command("viz", help=viz.__doc__)(viz.viz)
 app.command("bench", help=bench.__doc__)(bench.bench)
 app.command("check", help=check.__doc__)(check.check)
 app.command("ops", help=ops.__doc__)(ops.ops)
+app.command("export", help=export.__doc__)(export.export)
 
 
 def _terminate(signum: int, frame: object) -> None:
