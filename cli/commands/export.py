@@ -51,7 +51,7 @@ def export(
     arrays = make_inputs(loaded.inputs, seed, loaded.folder, overrides)
     if params is not None:
         load_params(str(params), model)
-    onnx_model = export_spec(loaded, model, arrays, opset=opset)
+    onnx_model = export_spec(loaded, model, arrays, opset=opset, seed=seed)
     onnx.checker.check_model(onnx_model, full_check=True)
     target = out if out is not None else files.artifact_dir(out_dir, loaded.name) / "model.onnx"
     written = files.write_bytes(target, onnx_model.SerializeToString())

@@ -250,11 +250,14 @@ def _linear(e, node, ins):
 
 @converts("embed_id")
 def _embed_id(e, node, ins):
-    if node.attrs.get("ignore_label") is not None:
-        from graphcore.onnx.errors import ExportError
-
-        raise ExportError("embed_id with ignore_label is not mapped yet")
-    return e.op("Gather", [ins[1], ins[0]], axis=0)
+    rows = e.op("Gather", [ins[1], ins[0]], axis=0)
+    ignore = node.attrs.get("ignore_label")
+    if ignore is None:
+        return rows
+    ids_dtype = np.dtype(e.by_id[node.inputs[0]].dtype)
+    ignored = e.op("Unsqueeze", [e.op("Equal", [ins[0], e.const(np.asarray(ignore, ids_dtype))]),
+                                 e.const(np.asarray([-1], np.int64))])
+    return e.op("Where", [ignored, e.const(np.zeros((), node.dtype)), rows])
 
 
 @converts("layer_normalization", min_opset=17)
@@ -285,12 +288,10 @@ def _attention(e, node, ins):
 @converts("convolution_2d")
 def _convolution_2d(e, node, ins):
     a = node.attrs
-    if a.get("cover_all"):
-        from graphcore.onnx.errors import ExportError
-
-        raise ExportError("convolution_2d with cover_all is not mapped yet")
-    pad = list(_pair(a.get("pad", 0)))
-    return e.op("Conv", ins, strides=list(_pair(a.get("stride", 1))), pads=pad + pad,
+    pad, stride = _pair(a.get("pad", 0)), _pair(a.get("stride", 1))
+    # cover_all (Chainer's): a last partial window, i.e. stride - 1 more zeros at the end
+    end = [p + (s - 1 if a.get("cover_all") else 0) for p, s in zip(pad, stride, strict=True)]
+    return e.op("Conv", ins, strides=list(stride), pads=list(pad) + end,
                 dilations=list(_pair(a.get("dilate", 1))), group=int(a.get("groups", 1)))
 
 

@@ -22,8 +22,12 @@ from graphcore.variable import Variable
 
 
 def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
-                opset: int | None = None):
-    """The ``onnx.ModelProto`` of ``spec``'s outputs (its loss is left out)."""
+                opset: int | None = None, seed: int | None = None):
+    """The ``onnx.ModelProto`` of ``spec``'s outputs (its loss is left out).
+
+    Traced under the random state ``run_spec`` uses for ``seed`` (default: the spec's), so
+    lazily created weights are the ones ``graphtool run`` makes."""
+    seed = spec.seed if seed is None else seed
     for name, value in inputs.items():
         if isinstance(value, list):
             loc = spec.inputs[name].loc
@@ -66,7 +70,7 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
 
         interpreter.PREDICATE_HOOKS.append(hook)
         try:
-            with using_config("train", False):
+            with using_config("train", False), interpreter.seeded(seed + 1):
                 traced = trace(None, values, params, name=spec.name, grads=False, call=call)
         finally:
             interpreter.PREDICATE_HOOKS.remove(hook)
