@@ -15,7 +15,6 @@ ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed
 from graphcore.onnx import CONVERTERS, NOT_EXPORTABLE, export  # noqa: E402
 
 
-
 def _built_in() -> list[str]:
     """The registry's own ops (plugins other tests load are the exporter's error case)."""
     return sorted(n for n in all_ops() if get_op(n).__module__.startswith("graphcore."))
