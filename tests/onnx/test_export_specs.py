@@ -113,3 +113,35 @@ def test_initializers_follow_the_spec_and_the_cli_matches_graphtool_run(tmp_path
     got = _onnx_outputs(_session(proto), inputs)
     key = next(k for k in saved.files if k.endswith("y"))
     np.testing.assert_allclose(got["y"], saved[key], rtol=1e-5, atol=1e-6)
+
+
+def test_trained_model_round_trips(tmp_path):
+    """train --save p.npz, export --params p.npz: ONNX Runtime = graphtool run --params."""
+    spec_file = str(ROOT / "specs/residual_mlp.yaml")
+    params, model_file = tmp_path / "p.npz", tmp_path / "m.onnx"
+    result = runner.invoke(app, ["train", spec_file, "--steps", "5", "--save", str(params),
+                                 "--out-dir", str(tmp_path / "outputs"), "-q"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["export", spec_file, "--params", str(params), "-o",
+                                 str(model_file), "-q"])
+    assert result.exit_code == 0, result.output
+    arrays = tmp_path / "run.npz"
+    result = runner.invoke(app, ["run", spec_file, "--params", str(params), "-o", str(arrays),
+                                 "--out-dir", str(tmp_path / "outputs"), "-q"])
+    assert result.exit_code == 0, result.output
+    spec = load_spec_file(spec_file)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    got = _onnx_outputs(_session(onnx.load(str(model_file))), inputs)
+    untrained = _onnx_outputs(_session(export_spec(spec, build_model(spec), inputs)), inputs)
+    want = np.load(arrays)["logits"]
+    np.testing.assert_allclose(got["logits"], want, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(untrained["logits"], want)  # the parameters were the trained ones
+
+
+def test_readme_lists_exactly_the_exportable_ops():
+    from graphcore.onnx import CONVERTERS
+
+    text = (ROOT / "README.md").read_text()
+    line = next(part for part in text.split("Exportable ops: ")[1:])
+    listed = line.split(";")[0].replace("\n", " ")
+    assert sorted(x.strip().strip("`") for x in listed.split(",")) == sorted(CONVERTERS)
