@@ -56,6 +56,16 @@ def test_names_count_must_match():
         export(MLP(), np.zeros((2, 4), np.float32), input_names=["a", "b"])
 
 
+def test_an_input_traced_as_a_constant_is_refused():
+    def model(x, keep):
+        return x * keep.array  # numpy on the input's values: no node, a constant in the trace
+
+    x, keep = np.ones((2, 3), np.float32), np.array([[1, 0, 1], [0, 1, 1]], np.float32)
+    with pytest.raises(ExportError, match="input 'keep' reaches the outputs only through values "
+                       "traced as constants"):
+        export(model, (x, keep), input_names=["x", "keep"])
+
+
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 

@@ -26,8 +26,6 @@ REFUSED = {
     "seed_dynamic": "'mean(x) > 0' reads live values",
     "lstm_tagger": "is a list of sequences (for_each)",
     "rnn_sequences": "is a list of sequences (for_each)",
-    "transformer_block": "input 'tokens' reaches the outputs only through values traced as "
-                         "constants",
 }
 # Static specs whose batch axis is symbolic (`batch`): run at another batch size below.
 SYMBOLIC_BATCH = {"seed_static", "residual_mlp", "csv_classifier", "lenet", "param_depth"}
@@ -145,3 +143,14 @@ def test_readme_lists_exactly_the_exportable_ops():
     line = next(part for part in text.split("Exportable ops: ")[1:])
     listed = line.split(";")[0].replace("\n", " ")
     assert sorted(x.strip().strip("`") for x in listed.split(",")) == sorted(CONVERTERS)
+
+
+def test_attention_mask_is_an_input_of_the_exported_model():
+    spec = load_spec_file(ROOT / "specs/transformer_block.yaml")
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    session = _session(export_spec(spec, model, inputs))
+    assert {i.name for i in session.get_inputs()} == {"x", "tokens"}
+    for tokens in (np.ones_like(inputs["tokens"]), inputs["tokens"][::-1].copy()):
+        other = dict(inputs, tokens=tokens)
+        _assert_equal(_onnx_outputs(session, other), _graphtool_outputs(spec, model, other))
