@@ -4,9 +4,9 @@ Both paths trace one forward run in evaluation mode (``config.train`` off: dropo
 identity, batch statistics are the running ones) and hand the IR to ``emit``. A second trace
 at the batch size plus one tells which axes follow the batch: inputs then get the symbolic dim
 ``batch``; when a traced shape cannot follow it, the model keeps fixed dims (metadata
-``batch: fixed``). Control flow on live values (an ``if``/``while`` predicate that reads data,
-sequence inputs for ``for_each``) is refused naming its position: the exported model would
-otherwise take the traced path on every input.
+``batch: fixed``). Specs with control flow on live values go through ``control`` (one live
+``if``) or are refused naming the position (``spec_export``): a trace alone would take the
+traced path on every input.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Export a spec (with its model's parameters) to ONNX: the library side of `graphtool
-export`. Predicates on params are resolved when the spec is traced; predicates on live values
-and sequence inputs are refused with their position (not yet mapped to ONNX If/Loop)."""
+export`. Predicates on params are resolved when the spec is traced; one live ``if`` per run
+becomes an ONNX If (``control``); a live ``while``, a live predicate evaluated more than once
+per run and sequence inputs are refused with their position (ONNX Loop is not mapped yet)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from graphcore.config import using_config
 from graphcore.function_node import _creation_log
+from graphcore.onnx.control import if_model
 from graphcore.onnx.errors import ExportError
 from graphcore.onnx.export import to_model
 from graphcore.spec import interpreter
@@ -36,17 +38,24 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     params = {n.lstrip("/"): p for n, p in model.namedparams()}
     forward_only = replace(spec, loss=None)  # the loss is training's, not the model's
 
-    def traced_at(values: dict):
+    def traced_at(values: dict, force: bool | None = None, live: list | None = None):
+        """Trace one run; ``force`` decides the live ``if`` predicate (the one allowed);
+        ``live`` collects the live predicate evaluations (guard records)."""
         where: dict[int, str] = {}
         by_node: dict[int, str] = {}
+        records: list = [] if live is None else live
 
         def hook(predicate, loc, scope, outcome) -> None:
-            live = [r.name for r in predicate.name_refs()
-                    if isinstance(scope[r.name], Variable)]
-            if live:
+            names = [r.name for r in predicate.name_refs()
+                     if isinstance(scope[r.name], Variable)]
+            if not names:
+                return
+            if live is None:
                 raise ExportError(f"{loc}: '{predicate}' reads live values "
-                                  f"({', '.join(live)}); exporting it as ONNX If/Loop is not "
-                                  "implemented")
+                                  f"({', '.join(names)}); it is exported as ONNX If only in "
+                                  "an `if` evaluated once per run")
+            records.append({"predicate": predicate, "expect": outcome, "at": str(loc),
+                            "values": {r.name: scope[r.name] for r in predicate.name_refs()}})
 
         class Run(interpreter._Run):
             def op(self, step, suffix):
@@ -56,6 +65,21 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                 for fnode in created[start:]:
                     by_node.setdefault(id(fnode), str(step.loc))
                 return result
+
+            def while_(self, step, suffix):
+                before = len(records)
+                super().while_(step, suffix)
+                if len(records) > before:
+                    raise ExportError(f"{step.loc}: a `while` on live values "
+                                      f"('{step.predicate}'); exporting it as ONNX Loop is not "
+                                      "implemented")
+
+            def predicate(self, predicate, loc):
+                before = len(records)
+                outcome = super().predicate(predicate, loc)
+                if len(records) > before and force is not None:
+                    return force
+                return outcome
 
         def call(variables):
             outputs, _ = Run(forward_only, model, dict(variables), []).forward()
@@ -71,7 +95,8 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
         interpreter.PREDICATE_HOOKS.append(hook)
         try:
             with using_config("train", False), interpreter.seeded(seed + 1):
-                traced = trace(None, values, params, name=spec.name, grads=False, call=call)
+                traced = trace(None, values, params, name=spec.name, grads=False, call=call,
+                               guards=lambda: records)
         finally:
             interpreter.PREDICATE_HOOKS.remove(hook)
         for node_id, fnode in traced.instances.items():
@@ -79,5 +104,9 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                 where[node_id] = by_node[id(fnode)]
         return traced, where
 
-    return to_model(traced_at, {k: np.asarray(v) for k, v in inputs.items()}, name=spec.name,
-                    opset=opset, metadata={"spec": spec.name})
+    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    live: list = []
+    traced_at(arrays, live=live)
+    if live:
+        return if_model(spec, traced_at, arrays, opset)
+    return to_model(traced_at, arrays, name=spec.name, opset=opset, metadata={"spec": spec.name})
