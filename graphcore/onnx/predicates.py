@@ -1,5 +1,7 @@
 """A spec predicate on live values as ONNX nodes: a boolean scalar, computed as the predicate
-language does (reductions of arrays, then float64 arithmetic and comparisons)."""
+language does (reductions of arrays, then float64 arithmetic and comparisons). numpy reduces a
+float32 array in float32 and ONNX here in float64: a value within rounding of the threshold
+may decide the other way."""
 
 from __future__ import annotations
 

@@ -51,6 +51,20 @@ def test_python_model_exports_with_symbolic_batch(tmp_path):
         np.testing.assert_allclose(got, model(xs).array, rtol=1e-5, atol=1e-6)
 
 
+def test_python_export_into_a_missing_folder_writes_nothing(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        export(MLP(), np.zeros((2, 4), np.float32), str(tmp_path / "missing" / "m.onnx"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_python_export_replaces_a_model_whole(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"old")
+    export(MLP(), np.zeros((2, 4), np.float32), str(path))
+    onnx.checker.check_model(onnx.load(str(path)))
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+
+
 def test_names_count_must_match():
     with pytest.raises(ExportError, match="input_names has 2 names for 1 inputs"):
         export(MLP(), np.zeros((2, 4), np.float32), input_names=["a", "b"])
