@@ -150,3 +150,11 @@ def test_without_onnx_exit_69_with_the_install_hint(monkeypatch, tmp_path):
     assert result.exit_code == 69, result.output
     assert "pip install -e '.[onnx]'" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_default_output_is_under_out_dir(tmp_path):
+    result = invoke("export", ROOT / "specs/seed_static.yaml", "--out-dir", tmp_path / "outs")
+    assert result.exit_code == 0, result.output
+    model = tmp_path / "outs/seed_static/model.onnx"
+    assert f"wrote {model}" in result.output
+    onnx.checker.check_model(onnx.load(str(model)))
