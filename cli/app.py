@@ -14,7 +14,7 @@ except ImportError:  # pragma: no cover - older Typer over the click package
     from click import ClickException
 
 from cli import stdout
-from cli.commands import bench, check, evaluate, ops, predict, report, sweep, train, viz
+from cli.commands import bench, check, evaluate, export, ops, predict, report, sweep, train, viz
 from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
 from cli.version import version
@@ -55,6 +55,7 @@ app.command("check", help=check.__doc__)(check.check)
 app.command("ops", help=ops.__doc__)(ops.ops)
 app.command("sweep", help=sweep.__doc__)(sweep.sweep)
 app.command("report", help=report.__doc__)(report.report)
+app.command("export", help=export.__doc__)(export.export)
 
 
 def _terminate(signum: int, frame: object) -> None:

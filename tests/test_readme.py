@@ -9,6 +9,8 @@ Python API block); each block runs in its own fresh working directory holding on
 import re
 from pathlib import Path
 
+import numpy as np
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -38,6 +40,9 @@ def test_the_static_block_trains_the_model(tmp_path, monkeypatch):
     assert static, "the README shows static mode"
     (tmp_path / "outputs").mkdir()
     monkeypatch.chdir(tmp_path)
+    # the README draws x and the weights unseeded: about 1 draw in 100 leaves every hidden ReLU
+    # of the 3 examples off, so no gradient moves l1; a fixed seed keeps the test exact
+    np.random.seed(0)
     namespace: dict = {}
     exec(compile(blocks[0], str(README), "exec"), namespace)  # noqa: S102
     before = namespace["model"].l1.W.array.copy()

@@ -17,7 +17,7 @@ from graphcore.ops.array import reshape, swapaxes
 from graphcore.ops.attention import attention
 from graphcore.ops.linalg import linear
 from graphcore.ops.noise import dropout
-from graphcore.variable import Parameter, as_array
+from graphcore.variable import Parameter, Variable, as_array
 
 _PROJECTIONS = ("q", "k", "v")
 
@@ -88,9 +88,11 @@ class MultiHeadAttention(Link):
         v = self._heads(self._project(kv, "v"))
         keep = None
         if mask is not None:
-            keep = np.asarray(as_array(mask), dtype=bool)
+            # a boolean Variable stays one, so a trace records the mask as an input
+            keep = mask if isinstance(mask, Variable) and mask.dtype == np.bool_ else \
+                np.asarray(as_array(mask), dtype=bool)
             if keep.ndim >= 3:  # (batch, Lq, Lk) -> (batch, 1 head axis, Lq, Lk)
-                keep = keep.reshape(keep.shape[:-2] + (1,) + keep.shape[-2:])
+                keep = reshape(keep, keep.shape[:-2] + (1,) + keep.shape[-2:])
         context = attention(q, k, v, keep)  # (batch, heads, Lq, head size)
         batch, length = x.shape[0], x.shape[1]
         joined = reshape(swapaxes(context, 1, 2), (batch, length, in_size))

@@ -130,5 +130,12 @@ class Attention(FunctionNode):
 def attention(q, k, v, mask=None, scale: float | None = None):
     """``softmax(scale * q @ k^T) @ v`` over the keys, with an optional boolean ``mask``
     (True = attend); see ``graphcore.ops.attention`` for shapes."""
-    inputs = (q, k, v) if mask is None else (q, k, v, np.asarray(g.array_of(mask), bool))
-    return Attention(scale).apply(inputs)[0]
+    if mask is not None and not _bool_variable(mask):
+        mask = np.asarray(g.array_of(mask), bool)
+    # a boolean Variable stays one: a traced model (static mode, ONNX export) reads it as an
+    # input, not as a constant of the traced call's values
+    return Attention(scale).apply((q, k, v) if mask is None else (q, k, v, mask))[0]
+
+
+def _bool_variable(x) -> bool:
+    return isinstance(x, Variable) and x.dtype == np.bool_

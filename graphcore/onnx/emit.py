@@ -1,0 +1,161 @@
+"""IR forward graph -> ONNX ``ModelProto``, one IR node at a time through ``mapping``.
+
+Values are named after the IR: inputs and params keep their names (``l1/W``), other values are
+``v<id>``. When a second trace at another batch size is given, the batch axis of the inputs is
+the symbolic dim ``batch``, and every shape an op bakes in (reshape targets) is checked against
+both traces; a shape that cannot follow the batch raises ``FixedBatch`` and the caller exports
+with fixed dims instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from graphcore.onnx.errors import ExportError
+from graphcore.onnx.mapping import CONVERTERS, NOT_EXPORTABLE
+from graphcore.static.ir import Graph, Node
+
+DEFAULT_OPSET = 18  # LayerNormalization (17) and ReduceMean with axes as an input (18)
+MIN_OPSET = 13
+
+
+class FixedBatch(Exception):  # noqa: N818 - a signal between emit and export, never shown
+    """A baked-in shape does not follow the batch size."""
+
+
+class Emitter:
+    def __init__(self, graph: Graph, opset: int, batch_shapes: Mapping[int, tuple] | None,
+                 where: Mapping[int, str]) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.graph = graph
+        self.by_id = {n.id: n for n in graph.nodes}
+        self.opset = opset
+        self.batch_shapes = batch_shapes
+        self.where = where
+        self.nodes: list = []
+        self.initializers: list = []
+        self.names: dict[int, str] = {}
+        self.count = 0
+
+    def fresh(self, stem: str = "t") -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def op(self, op_type: str, inputs: list[str], **attrs) -> str:
+        out = self.fresh()
+        self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    def const(self, array: np.ndarray, name: str | None = None) -> str:
+        name = name or self.fresh("c")
+        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def shape_of(self, node_id: int) -> tuple[int, ...]:
+        return self.by_id[node_id].shape
+
+    def reshape_target(self, node: Node) -> tuple[int, ...]:
+        """The node's output shape, with -1 on the one axis that follows the batch."""
+        if self.batch_shapes is None:
+            return tuple(node.shape)
+        other = self.batch_shapes[node.id]
+        moving = [i for i, (a, b) in enumerate(zip(node.shape, other, strict=True)) if a != b]
+        if len(moving) > 1:
+            raise FixedBatch(node.id)
+        return tuple(-1 if i in moving else n for i, n in enumerate(node.shape))
+
+    def fixed_shape(self, node: Node) -> tuple[int, ...]:
+        """A shape an op bakes in that must not change with the batch."""
+        if self.batch_shapes is not None and tuple(self.batch_shapes[node.id]) != node.shape:
+            raise FixedBatch(node.id)
+        return tuple(node.shape)
+
+    def emit(self, node: Node) -> None:
+        converter = CONVERTERS.get(node.op)
+        at = self.where.get(node.id, "")
+        at = f" (at {at})" if at else ""
+        if converter is None:
+            reason = NOT_EXPORTABLE.get(node.op, "no ONNX mapping is registered for it")
+            raise ExportError(f"op '{node.op}'{at} cannot be exported to ONNX: {reason}")
+        if converter.min_opset > self.opset:
+            raise ExportError(f"op '{node.op}'{at} needs ONNX opset {converter.min_opset} or "
+                              f"newer; --opset is {self.opset}")
+        ins = [self.names[i] for i in node.inputs]
+        try:
+            self.names[node.id] = converter.emit(self, node, ins)
+        except ExportError as e:
+            raise ExportError(f"op '{node.op}'{at}: {e}") from None
+
+
+def tensor_type(dtype: str) -> int:
+    from onnx import helper
+
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
+                params: Mapping[str, np.ndarray], *, opset: int, name: str,
+                metadata: Mapping[str, str], batch_shapes: Mapping[int, tuple] | None = None,
+                batch_inputs: tuple[str, ...] = (), where: Mapping[int, str] | None = None):
+    """The ONNX model of ``graph``'s forward nodes that ``outputs`` need."""
+    from onnx import helper
+
+    if opset < MIN_OPSET:
+        raise ExportError(f"--opset {opset} is too old: the exporter needs opset {MIN_OPSET} "
+                          "or newer")
+    e = Emitter(graph, opset, batch_shapes, where or {})
+    needed = _needed(graph, outputs.values())
+    graph_inputs = []
+    for node in graph.nodes:
+        if node.id not in needed:
+            continue
+        if node.op == "input":
+            e.names[node.id] = node.name
+            dims = list(node.shape)
+            if batch_shapes is not None and node.name in batch_inputs:
+                dims[0] = "batch"
+            graph_inputs.append(helper.make_tensor_value_info(node.name,
+                                                              tensor_type(node.dtype), dims))
+        elif node.op == "param":
+            e.names[node.id] = e.const(np.asarray(params[node.name]), node.name)
+        elif node.op == "const":
+            e.names[node.id] = e.const(graph.consts[node.id])
+        elif node.op in ("guard",):
+            continue
+        else:
+            e.emit(node)
+    graph_outputs = []
+    for key, node_id in outputs.items():
+        node = e.by_id[node_id]
+        e.nodes.append(helper.make_node("Identity", [e.names[node_id]], [key]))
+        dims: list = list(node.shape)
+        if batch_shapes is not None:
+            other = batch_shapes[node_id]
+            dims = [d if d == o else ("batch" if i == 0 else None)
+                    for i, (d, o) in enumerate(zip(node.shape, other, strict=True))]
+        graph_outputs.append(helper.make_tensor_value_info(key, tensor_type(node.dtype), dims))
+    onnx_graph = helper.make_graph(e.nodes, name, graph_inputs, graph_outputs, e.initializers)
+    model = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="graphtool")
+    model.ir_version = min(model.ir_version, 10)  # what the pinned onnxruntime reads
+    for key, value in metadata.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, str(value)
+    return model
+
+
+def _needed(graph: Graph, roots) -> set[int]:
+    by_id = {n.id: n for n in graph.nodes}
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        stack.extend(by_id[i].inputs)
+    return seen

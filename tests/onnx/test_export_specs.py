@@ -1,0 +1,190 @@
+"""Every spec in specs/ either exports (onnx.checker passes; ONNX Runtime's outputs equal
+graphtool's on several inputs and on another batch size) or is refused with its reason."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cli.app import app
+from graphcore import using_config
+from graphcore.spec import build_model, load_spec_file, make_inputs, run_spec
+
+onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
+ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+
+from graphcore.onnx import DEFAULT_OPSET, ExportError, export_spec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted((ROOT / "specs").glob("*.yaml"))
+# Specs the exporter refuses, each with what the message says (never a silently wrong model).
+REFUSED = {
+    "adaptive_depth": "a `while` on live values ('norm(_) > 2.0'); exporting it as ONNX Loop "
+                      "is not implemented",
+    "lstm_tagger": "is a list of sequences (for_each)",
+    "rnn_sequences": "is a list of sequences (for_each)",
+}
+# Static specs whose batch axis is symbolic (`batch`): run at another batch size below.
+SYMBOLIC_BATCH = {"seed_static", "residual_mlp", "csv_classifier", "lenet", "param_depth",
+                  "digits_cnn", "digits_mlp"}
+# The issue's tolerance (rtol 1e-5, atol 1e-6) holds for every spec but lenet: its logits sum
+# 500- and 800-term float32 dot products after two convolutions, and ONNX Runtime adds them in
+# another order (seen: 1.3e-6 absolute on a logit of 0.0195, outputs of magnitude ~1.5).
+ATOL = {"lenet": 3e-6}
+runner = CliRunner()
+
+
+def _session(proto):
+    return ort.InferenceSession(proto.SerializeToString())
+
+
+def _onnx_outputs(session, inputs):
+    feed = {i.name: np.asarray(inputs[i.name]) for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, feed), strict=True))
+
+
+def _graphtool_outputs(spec, model, inputs):
+    # an exported model is for inference: dropout is the identity, batch norm uses its
+    # running statistics, as graphtool's evaluation mode does
+    with using_config("train", False):
+        result = run_spec(spec, model, inputs, backward=False)
+    return {k: np.asarray(v.array) for k, v in result.outputs.items()}
+
+
+def _assert_equal(got, want, atol=1e-6):
+    assert set(got) == set(want)
+    for key in want:
+        assert got[key].dtype == np.float32
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-5, atol=atol, err_msg=key)
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
+def test_spec_exports_and_matches_onnx_runtime(path):
+    spec = load_spec_file(path)
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    if spec.name in REFUSED:
+        with pytest.raises(ExportError, match=None) as info:
+            export_spec(spec, model, inputs)
+        assert REFUSED[spec.name] in str(info.value)
+        assert "\n" not in str(info.value)
+        return
+    proto = export_spec(spec, model, inputs)
+    onnx.checker.check_model(proto, full_check=True)
+    meta = {p.key: p.value for p in proto.metadata_props}
+    assert meta["spec"] == spec.name and meta["opset"] == str(DEFAULT_OPSET)
+    assert meta["graphtool_version"]
+    session = _session(proto)
+    for seed in (spec.seed, 1, 2):  # several inputs (the spec's file inputs stay as they are)
+        drawn = make_inputs(spec.inputs, seed, spec.folder)
+        _assert_equal(_onnx_outputs(session, drawn), _graphtool_outputs(spec, model, drawn),
+                      ATOL.get(spec.name, 1e-6))
+    assert (meta["batch"] == "symbolic") == (spec.name in SYMBOLIC_BATCH)
+    if spec.name in SYMBOLIC_BATCH:
+        first = session.get_inputs()[0]
+        assert first.shape[0] == "batch"
+        read = {i.name for i in session.get_inputs()}
+        bigger = {k: np.concatenate([v, v[::-1], v[:1]]) if k in read else v
+                  for k, v in inputs.items()}
+        forward_only = replace(spec, loss=None)  # labels keep the spec's batch size
+        want = _graphtool_outputs(forward_only, model, bigger)
+        assert next(iter(want.values())).shape[0] == 2 * len(inputs[first.name]) + 1
+        _assert_equal(_onnx_outputs(session, bigger), want, ATOL.get(spec.name, 1e-6))
+
+
+def test_initializers_follow_the_spec_and_the_cli_matches_graphtool_run(tmp_path):
+    out = tmp_path / "seed_static.onnx"
+    result = runner.invoke(app, ["export", str(ROOT / "specs/seed_static.yaml"), "-o", str(out),
+                                 "-q"])
+    assert result.exit_code == 0, result.output
+    proto = onnx.load(str(out))
+    assert {i.name for i in proto.graph.initializer} >= {"l1/W", "l1/b", "l2/W", "l2/b"}
+    assert [i.name for i in proto.graph.input] == ["x"]
+    assert [o.name for o in proto.graph.output] == ["y"]
+    arrays = tmp_path / "run.npz"
+    result = runner.invoke(app, ["run", str(ROOT / "specs/seed_static.yaml"), "-o", str(arrays),
+                                 "--out-dir", str(tmp_path / "outputs"), "-q"])
+    assert result.exit_code == 0, result.output
+    saved = np.load(arrays)
+    spec = load_spec_file(ROOT / "specs/seed_static.yaml")
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    got = _onnx_outputs(_session(proto), inputs)
+    key = next(k for k in saved.files if k.endswith("y"))
+    np.testing.assert_allclose(got["y"], saved[key], rtol=1e-5, atol=1e-6)
+
+
+def test_trained_model_round_trips(tmp_path):
+    """train --save p.npz, export --params p.npz: ONNX Runtime = graphtool run --params."""
+    spec_file = str(ROOT / "specs/residual_mlp.yaml")
+    params, model_file = tmp_path / "p.npz", tmp_path / "m.onnx"
+    result = runner.invoke(app, ["train", spec_file, "--steps", "5", "--save", str(params),
+                                 "--out-dir", str(tmp_path / "outputs"), "-q"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["export", spec_file, "--params", str(params), "-o",
+                                 str(model_file), "-q"])
+    assert result.exit_code == 0, result.output
+    arrays = tmp_path / "run.npz"
+    result = runner.invoke(app, ["run", spec_file, "--params", str(params), "-o", str(arrays),
+                                 "--out-dir", str(tmp_path / "outputs"), "-q"])
+    assert result.exit_code == 0, result.output
+    spec = load_spec_file(spec_file)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    got = _onnx_outputs(_session(onnx.load(str(model_file))), inputs)
+    untrained = _onnx_outputs(_session(export_spec(spec, build_model(spec), inputs)), inputs)
+    want = np.load(arrays)["logits"]
+    np.testing.assert_allclose(got["logits"], want, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(untrained["logits"], want)  # the parameters were the trained ones
+
+
+def test_readme_lists_exactly_the_exportable_ops():
+    from graphcore.onnx import CONVERTERS
+
+    text = (ROOT / "README.md").read_text()
+    line = next(part for part in text.split("Exportable ops: ")[1:])
+    listed = line.split(";")[0].replace("\n", " ")
+    assert sorted(x.strip().strip("`") for x in listed.split(",")) == sorted(CONVERTERS)
+
+
+def test_attention_mask_is_an_input_of_the_exported_model():
+    spec = load_spec_file(ROOT / "specs/transformer_block.yaml")
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    session = _session(export_spec(spec, model, inputs))
+    assert {i.name for i in session.get_inputs()} == {"x", "tokens"}
+    for tokens in (np.ones_like(inputs["tokens"]), inputs["tokens"][::-1].copy()):
+        other = dict(inputs, tokens=tokens)
+        _assert_equal(_onnx_outputs(session, other), _graphtool_outputs(spec, model, other))
+
+
+@pytest.mark.parametrize("apply_relu", ["true", "false"])
+def test_live_if_exports_both_branches(apply_relu):
+    """seed_dynamic: `if: mean(x) > 0` (live) becomes an ONNX If; `if: params.apply_relu` is
+    resolved at export. Inputs with a positive and a negative mean take each branch."""
+    from graphcore.spec import load_spec_text
+
+    text = (ROOT / "specs/seed_dynamic.yaml").read_text()
+    spec = load_spec_text(text, str(ROOT / "specs/seed_dynamic.yaml"), str(ROOT / "specs"),
+                          overrides=[f"params.apply_relu={apply_relu}"])
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    proto = export_spec(spec, model, inputs)
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node].count("If") == 1
+    assert {"Sigmoid" if apply_relu == "false" else "Relu"} <= {
+        n.op_type for n in proto.graph.node}
+    session = _session(proto)
+    taken = set()
+    for seed in range(6):
+        x = np.random.default_rng(seed).standard_normal(5).astype(np.float32)
+        for sign in (1, -1):
+            drawn = {"x": sign * x}
+            path = run_spec(spec, model, drawn, backward=False).path
+            taken.add(next(p.detail["branch"] for p in path if p.kind == "if"
+                           and not p.detail["at_load"]))
+            _assert_equal(_onnx_outputs(session, drawn), _graphtool_outputs(spec, model, drawn))
+    assert taken == {"then", "else"}
