@@ -126,14 +126,14 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     check_spec("run_spec", spec)
     check_model("run_spec", model)
     check_inputs("run_spec", spec, inputs)
-    n = _example_count(spec, inputs)
+    sequences = _has_sequences(inputs)
+    n = _example_count(spec, inputs) if sequences else 1
     model.cleargrads()
     path: list[PathEntry] = []
     per_example: list[dict[str, Any]] = []
     total_loss = 0.0
     loss_var = None
     forward_s = backward_s = 0.0
-    sequences = _has_sequences(inputs)
     # Saving and restoring numpy's global generator costs more than a small model's whole
     # run, so it is done only when the run can draw from it.
     random = plan_of(spec).draws_randomness or not model.initialized()
@@ -243,9 +243,10 @@ class _Run:
 
     # --- steps ------------------------------------------------------------------------------
     def steps(self, steps: list[Step], suffix: str) -> None:
+        op = self.op
         for step in steps:
-            if isinstance(step, OpStep):
-                self.op(step, suffix)
+            if type(step) is OpStep:
+                op(step, suffix)
             elif isinstance(step, IfStep):
                 self.if_(step, suffix)
             elif isinstance(step, RepeatStep):
@@ -274,7 +275,7 @@ class _Run:
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
                                f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
-        layer = self.model.layer(step.name + suffix) if step.layer else None
+        layer = getattr(self.model, step.name + suffix) if step.layer else None
         if len(args) >= plan.check_sizes_from and (
                 plan.growth is None or getattr(args[0], "size", 0) * plan.growth
                 > self.spec.max_elements):
@@ -481,6 +482,8 @@ def _has_sequences(inputs: Mapping[str, Any]) -> bool:
 
 
 def _example_count(spec: Spec, inputs: Mapping[str, Any]) -> int:
+    if not _has_sequences(inputs):
+        return 1
     counts = {k: len(v) for k, v in inputs.items() if isinstance(v, list)}
     if len(set(counts.values())) > 1:
         raise errors.SpecRuntimeError(
