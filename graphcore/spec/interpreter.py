@@ -26,6 +26,7 @@ from graphcore.links.link import Chain, Link
 from graphcore.plugins import PluginError
 from graphcore.spec import predicate as pred
 from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
+from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.layers import LAYERS
 from graphcore.spec.model import (
     PREVIOUS,
@@ -138,7 +139,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     # run, so it is done only when the run can draw from it.
     random = plan_of(spec).draws_randomness or not model.initialized()
     with (seeded((spec.seed if seed is None else seed) + 1) if random
-          else contextlib.nullcontext()), np.errstate(all="ignore"):
+          else contextlib.nullcontext()), ignoring_float_errors():
         for i in range(n):
             if sequences:
                 example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}

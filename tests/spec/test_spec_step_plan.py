@@ -78,3 +78,15 @@ def test_lazily_sized_weights_are_still_drawn_reproducibly():
         runs.append(run_spec(spec, model, inputs).loss)
         assert model.initialized()
     assert runs[0] == runs[1]
+
+
+def test_a_run_silences_float_warnings_only_while_it_runs():
+    spec = load_spec_text(HEAD + "graph:\n  - log\n  - {op: mul, from: [_, _]}\n",
+                          "t.yaml")  # log of negative numbers: NaN, reported as values
+    model = build_model(spec)
+    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    with np.errstate(all="raise"):
+        result = run_spec(spec, model, inputs)
+        assert np.isnan(result.outputs["_"].array).any()
+        with pytest.raises(FloatingPointError):
+            np.log(np.float32(-1.0))
