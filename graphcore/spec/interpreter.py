@@ -259,9 +259,10 @@ class _Run:
 
     def op(self, step: OpStep, suffix: str) -> Any:
         env = self.env
-        if len(step.inputs) == 1 and not step.parts:  # the common case, kept short
-            value = env[step.inputs[0]]
-            args = list(value) if isinstance(value, tuple) else [value]
+        plan = self.plans[id(step)]
+        if plan.only_input is not None:  # the common case, kept short
+            value = env[plan.only_input]
+            args = list(value) if type(value) is tuple else [value]
         else:
             args = []
             for i, name in enumerate(step.inputs):
@@ -270,7 +271,6 @@ class _Run:
                 if part is not None:
                     value = self.part(step, name, value, part)
                 args.extend(value if isinstance(value, tuple) else (value,))
-        plan = self.plans[id(step)]
         arity = plan.arity
         if arity is not None and len(args) != arity:  # a tuple value (split_axis) counts many
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
@@ -287,7 +287,8 @@ class _Run:
             if layer is not None:
                 result = layer(*args)
             else:
-                outs = plan.op_class(**step.attrs).apply(args)
+                attrs = step.attrs
+                outs = (plan.op_class(**attrs) if attrs else plan.op_class()).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
         except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
                 MemoryError, PluginError) as e:

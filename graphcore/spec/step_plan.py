@@ -40,6 +40,7 @@ class OpPlan:
     # For a linear or embed_id layer: every array it allocates (result, lazily made weight) has
     # at most (input elements) x out_size elements, so under that bound no check is needed.
     growth: int | None = None
+    only_input: str | None = None  # the input's name, for a step with one whole input
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +65,18 @@ def _make_plan(spec: Spec) -> SpecPlan:
     for step in walk_steps(steps):
         if not isinstance(step, OpStep):
             continue
+        only = step.inputs[0] if len(step.inputs) == 1 and not step.parts else None
         if step.layer:
             layer = LAYERS[step.op]
             grows = step.op in _GROWING_LAYERS
             ops[id(step)] = OpPlan(None, layer.arity, 0 if grows else NEVER,
-                                   step.attrs["out_size"] if grows else None)
+                                   step.attrs["out_size"] if grows else None, only)
             random = random or bool(step.attrs.get("dropout", 0.0))
         else:
             cls = get_op(step.op)
             module = cls.__module__
-            ops[id(step)] = OpPlan(cls, cls.arity, 0 if step.op in _GROWING_OPS else 2)
+            ops[id(step)] = OpPlan(cls, cls.arity, 0 if step.op in _GROWING_OPS else 2, None,
+                                   only)
             random = random or module in _RANDOM_MODULES or not module.startswith(
                 "graphcore.ops.")
     return SpecPlan(ops, random)
