@@ -27,10 +27,16 @@ def check_seed(api: str, seed: Any) -> None:
         raise ArgumentTypeError(f"{api}: seed must be an int or None, got {type(seed).__name__}")
 
 
-def check_model(api: str, model: Any) -> None:
-    from graphcore.spec.interpreter import SpecModel  # the interpreter imports this module
+_SpecModel = None  # graphcore.spec.interpreter.SpecModel, imported on first use
 
-    if not isinstance(model, SpecModel):
+
+def check_model(api: str, model: Any) -> None:
+    global _SpecModel
+    if _SpecModel is None:
+        from graphcore.spec.interpreter import SpecModel  # the interpreter imports this module
+
+        _SpecModel = SpecModel
+    if not isinstance(model, _SpecModel):
         raise ArgumentTypeError(f"{api}: model must be a SpecModel (from build_model), got "
                                 f"{type(model).__name__}")
 
@@ -38,6 +44,10 @@ def check_model(api: str, model: Any) -> None:
 def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
     """``inputs`` maps exactly the spec's inputs to numeric arrays (lists of them, one per
     example, for sequence inputs)."""
+    if type(inputs) is dict and len(inputs) == len(spec.inputs) and all(
+            name in spec.inputs and type(value) is np.ndarray and value.dtype.kind in "biuf"
+            for name, value in inputs.items()):
+        return  # the common case: a dict of numeric arrays, exactly the spec's inputs
     if not isinstance(inputs, Mapping):
         raise ArgumentTypeError(f"{api}: inputs must map input names to arrays, got "
                                 f"{type(inputs).__name__}")

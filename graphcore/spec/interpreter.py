@@ -11,6 +11,7 @@ sequence length, with the step's position) is recorded for reports and static-mo
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,9 +24,9 @@ from graphcore import functions as F
 from graphcore.config import config
 from graphcore.links.link import Chain, Link
 from graphcore.plugins import PluginError
-from graphcore.registry import get_op
 from graphcore.spec import predicate as pred
 from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
+from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.layers import LAYERS
 from graphcore.spec.model import (
     PREVIOUS,
@@ -38,6 +39,7 @@ from graphcore.spec.model import (
     WhileStep,
 )
 from graphcore.spec.sizes import oversized
+from graphcore.spec.step_plan import plan_of
 from graphcore.spec.validation import MAX_TRIPS
 from graphcore.spec.yaml_source import Loc, error_at
 from graphcore.variable import Variable
@@ -91,6 +93,14 @@ class SpecModel(Chain):
     def layer(self, scope: str) -> Link:
         return getattr(self, scope)
 
+    def initialized(self) -> bool:
+        """True once every parameter has its array (lazily sized ones get theirs, drawn from
+        numpy's global generator, on the first run); remembered once true."""
+        if not self.__dict__.get("_all_initialized", False):
+            self.__dict__["_all_initialized"] = all(
+                p.array is not None for p in self.params())
+        return self.__dict__["_all_initialized"]
+
 
 def _make_layer(step: OpStep) -> Link:
     """The link of a layer step; options its constructor refuses (a ``ksize`` with the wrong
@@ -120,7 +130,8 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     check_spec("run_spec", spec)
     check_model("run_spec", model)
     check_inputs("run_spec", spec, inputs)
-    n = _example_count(spec, inputs)
+    sequences = _has_sequences(inputs)
+    n = _example_count(spec, inputs) if sequences else 1
     model.cleargrads()
     path: list[PathEntry] = bound_dims(spec, inputs)
     per_example: list[dict[str, Any]] = []
@@ -128,16 +139,21 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     loss_var = None
     loss_args: list[tuple[Any, ...]] = []
     forward_s = backward_s = 0.0
-    with seeded((spec.seed if seed is None else seed) + 1):
+    # Saving and restoring numpy's global generator costs more than a small model's whole
+    # run, so it is done only when the run can draw from it.
+    random = plan_of(spec).draws_randomness or not model.initialized()
+    with (seeded((spec.seed if seed is None else seed) + 1) if random
+          else contextlib.nullcontext()), ignoring_float_errors():
         for i in range(n):
-            example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-            if _has_sequences(inputs):
+            if sequences:
+                example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
                 lengths = {k: len(v[i]) for k, v in inputs.items() if isinstance(v, list)}
                 where = spec.inputs[next(iter(lengths))].loc if lengths else spec.loc
                 path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
+            else:
+                example = inputs
             start = time.perf_counter()
-            run = _Run(spec, model, example, path)
-            outputs, loss = run.forward()
+            outputs, loss = _Run(spec, model, example, path, record=False).forward_unguarded()
             forward_s += time.perf_counter() - start
             per_example.append(outputs)
             if loss is not None:
@@ -146,8 +162,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                 loss_var = loss
                 if backward and loss.creator is not None:
                     start = time.perf_counter()
-                    with np.errstate(all="ignore"):
-                        (loss * (1.0 / n) if n > 1 else loss).backward()
+                    (loss * (1.0 / n) if n > 1 else loss).backward()
                     backward_s += time.perf_counter() - start
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
@@ -205,9 +220,12 @@ class _Run:
     """One forward pass over one example."""
 
     def __init__(self, spec: Spec, model: SpecModel, inputs: Mapping[str, Any],
-                 path: list[PathEntry]) -> None:
+                 path: list[PathEntry], record: bool = True) -> None:
         self.spec = spec
         self.model = model
+        self.plans = plan_of(spec).ops
+        # record: keep each op's inputs and enclosing loops too (drawings group with them)
+        self.record = record
         self.env: dict[str, Any] = dict(inputs)
         if spec.inputs:
             self.env[PREVIOUS] = self.env[next(iter(spec.inputs))]
@@ -215,15 +233,19 @@ class _Run:
         self.loops: list[dict[str, int]] = []
         # The loop bodies being run, outermost first: (loop step, iteration index).
         self.enclosing: list[tuple[Step, int]] = []
-        # Per op run: (step, result, its inputs, a copy of ``enclosing``). It names the first
-        # step making NaN/Inf, and drawings (spec.drawing) group loop bodies with it.
-        self.produced: list[tuple[OpStep, Any, tuple, tuple]] = []
+        # Per op run: (step, result, its inputs, a copy of ``enclosing``), or (step, result)
+        # without ``record``. It names the first step making NaN/Inf, and drawings
+        # (spec.drawing) group loop bodies with it.
+        self.produced: list[tuple] = []
 
     def forward(self) -> tuple[dict[str, Any], Variable | None]:
         with np.errstate(all="ignore"):  # non-finite values are reported as located errors
-            self.steps(self.spec.graph, "")
-            last = self.env.get(PREVIOUS)
-            return self._finish(last)
+            return self.forward_unguarded()
+
+    def forward_unguarded(self) -> tuple[dict[str, Any], Variable | None]:
+        """``forward`` for a caller that has already silenced numpy's floating warnings."""
+        self.steps(self.spec.graph, "")
+        return self._finish(self.env.get(PREVIOUS))
 
     def _finish(self, last: Any) -> tuple[dict[str, Any], Variable | None]:
         loss = None
@@ -233,7 +255,7 @@ class _Run:
                 shape = getattr(loss, "shape", None)
                 raise self.failure(self.spec.loss.loc, f"the loss must be one value, got an "
                                    f"array of shape {shape}")
-            if not np.isfinite(loss.array).all():
+            if not math.isfinite(loss.array.item()):
                 raise self.nonfinite_loss()
         # `_` in outputs is the graph's last value, before the loss step
         outputs = {name: (last if name == PREVIOUS else self.env[name])
@@ -242,9 +264,10 @@ class _Run:
 
     # --- steps ------------------------------------------------------------------------------
     def steps(self, steps: list[Step], suffix: str) -> None:
+        op = self.op
         for step in steps:
-            if isinstance(step, OpStep):
-                self.op(step, suffix)
+            if type(step) is OpStep:
+                op(step, suffix)
             elif isinstance(step, IfStep):
                 self.if_(step, suffix)
             elif isinstance(step, RepeatStep):
@@ -255,37 +278,50 @@ class _Run:
                 self.for_each(step, suffix)
 
     def op(self, step: OpStep, suffix: str) -> Any:
-        args = []
-        for i, name in enumerate(step.inputs):
-            value = self.env[name]
-            part = step.parts[i] if step.parts else None
-            if part is not None:
-                value = self.part(step, name, value, part)
-            args.extend(value if isinstance(value, tuple) else (value,))
-        arity = LAYERS[step.op].arity if step.layer else get_op(step.op).arity
+        env = self.env
+        plan = self.plans[id(step)]
+        if plan.only_input is not None:  # the common case, kept short
+            value = env[plan.only_input]
+            args = list(value) if type(value) is tuple else [value]
+        else:
+            args = []
+            for i, name in enumerate(step.inputs):
+                value = env[name]
+                part = step.parts[i] if step.parts else None
+                if part is not None:
+                    value = self.part(step, name, value, part)
+                args.extend(value if isinstance(value, tuple) else (value,))
+        arity = plan.arity
         if arity is not None and len(args) != arity:  # a tuple value (split_axis) counts many
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
                                f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
-        layer = self.model.layer(step.name + suffix) if step.layer else None
-        problem = oversized(step.op, layer, args, self.spec.max_elements)
-        if problem is not None:  # refused before numpy allocates it
-            raise error_at(step.loc, problem)
+        layer = getattr(self.model, step.name + suffix) if step.layer else None
+        if len(args) >= plan.check_sizes_from and (
+                plan.growth is None or getattr(args[0], "size", 0) * plan.growth
+                > self.spec.max_elements):
+            problem = oversized(step.op, layer, args, self.spec.max_elements)
+            if problem is not None:  # refused before numpy allocates it
+                raise error_at(step.loc, problem)
         try:
-            if step.layer:
+            if layer is not None:
                 result = layer(*args)
             elif step.op == "dropout" and not config.train:
                 result = args[0]  # evaluation mode: the identity, as F.dropout is
             else:
-                outs = get_op(step.op)(**step.attrs).apply(args)
+                attrs = step.attrs
+                outs = (plan.op_class(**attrs) if attrs else plan.op_class()).apply(args)
                 result = outs[0] if len(outs) == 1 else tuple(outs)
         except (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
                 MemoryError, PluginError) as e:
             raise self.failure(step.loc, f"{step.op}: {e}") from e
-        self.env[PREVIOUS] = result
+        env[PREVIOUS] = result
         if step.to:
-            self.env[step.to] = result
-        self.produced.append((step, result, tuple(args), tuple(self.enclosing)))
+            env[step.to] = result
+        if self.record:
+            self.produced.append((step, result, tuple(args), tuple(self.enclosing)))
+        else:
+            self.produced.append((step, result))
         return result
 
     def part(self, step: OpStep, name: str, value: Any, index: int) -> Any:
@@ -410,7 +446,7 @@ class _Run:
         return errors.SpecRuntimeError(message, loc.file, loc.line, loc.col, line, loc.length)
 
     def nonfinite_loss(self) -> errors.SpecRuntimeError:
-        for step, value, _, _ in self.produced:
+        for step, value, *_ in self.produced:
             values = value if isinstance(value, tuple) else (value,)
             for v in values:
                 array = v.array if isinstance(v, Variable) else np.asarray(v)
@@ -470,6 +506,8 @@ def _has_sequences(inputs: Mapping[str, Any]) -> bool:
 
 
 def _example_count(spec: Spec, inputs: Mapping[str, Any]) -> int:
+    if not _has_sequences(inputs):
+        return 1
     counts = {k: len(v) for k, v in inputs.items() if isinstance(v, list)}
     if len(set(counts.values())) > 1:
         raise errors.SpecRuntimeError(

@@ -57,6 +57,21 @@ class StaticSpecRunner:
         self.cache: OrderedDict[tuple, list[_Variant]] = OrderedDict()
         self.stats = CacheStats()
         self.last: _Variant | None = None
+        self.uncached = 0  # calls run define-by-run because the cache was full
+
+    def _define_by_run(self, example: dict[str, np.ndarray], backward: bool):
+        """One example define-by-run: its outputs (arrays), loss, path and gradients."""
+        taken: list[PathEntry] = []
+        self.model.cleargrads()
+        with np.errstate(all="ignore"):
+            outputs, loss = interpreter._Run(self.spec, self.model, dict(example),
+                                             taken).forward()
+            if backward and config.train and loss is not None and loss.creator is not None:
+                loss.backward()
+        arrays = {name: (v.array if isinstance(v, Variable) else v)
+                  for name, v in outputs.items()}
+        grads = {name: p.grad for name, p in self.params().items() if p.grad is not None}
+        return arrays, (None if loss is None else float(loss.array.item())), taken, grads
 
     def params(self) -> dict:
         return {n.lstrip("/"): p for n, p in self.model.namedparams()}
@@ -80,9 +95,22 @@ class StaticSpecRunner:
                     path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
                 start = time.perf_counter()
                 variant, values = self._forward(example, backward)
+                if variant is None:  # a path the full cache cannot take: define-by-run
+                    outputs, loss, taken, example_grads = self._define_by_run(example, backward)
+                    forward_s += time.perf_counter() - start
+                    path.extend(taken)
+                    per_example.append(outputs)
+                    if loss is not None:
+                        total += loss / n
+                    for name, g in example_grads.items():
+                        _accumulate(grads, name, g, n)
+                    continue
                 forward_s += time.perf_counter() - start
                 path.extend(variant.path)
-                outputs = {name: values[f"out:{name}"] for name in self.spec.outputs}
+                # a plan's outputs are its buffers, which its next replay (a later example on
+                # the same path) overwrites: with several examples each keeps a copy
+                outputs = {name: (np.array(values[f"out:{name}"]) if n > 1
+                                  else values[f"out:{name}"]) for name in self.spec.outputs}
                 per_example.append(outputs)
                 if "loss" in values:
                     total += float(values["loss"]) / n
@@ -134,15 +162,15 @@ class StaticSpecRunner:
         self.stats.misses += 1
         if rng_state is not None:
             np.random.set_state(rng_state)
+        if sum(len(v) for v in self.cache.values()) >= self.cache_size:
+            # The cache cannot hold another path. Evicting one to trace this one makes a
+            # spec with more paths than the cache holds trace on nearly every call (slower
+            # than define-by-run), so this call runs define-by-run and the cache is kept.
+            self.uncached += 1
+            return None, None
         variant = self._compile(example, wants)
         variants.insert(0, variant)
         self.cache[key] = variants
-        if sum(len(v) for v in self.cache.values()) > self.cache_size:
-            oldest = next(iter(self.cache))
-            self.cache[oldest].pop()
-            if not self.cache[oldest]:
-                del self.cache[oldest]
-            self.stats.evictions += 1
         self.stats.keys = list(self.cache)
         self.last = variant
         return variant, variant.plan.run(example, backward=False)

@@ -1,0 +1,47 @@
+"""Silencing numpy's floating-point warnings for one spec run, cheaply.
+
+``np.errstate(all="ignore")`` costs a few microseconds per use, a sizeable share of a small
+spec's whole run. numpy 2 keeps the error state in a context variable, so setting that
+variable to a state made once and resetting it afterwards does the same for a fraction of the
+cost. Where numpy's internals differ (another numpy version) ``np.errstate`` is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _IGNORE = _make_extobj(all="ignore")
+except (ImportError, TypeError, AttributeError):  # pragma: no cover - other numpy versions
+    _extobj_contextvar = None
+
+
+class _Ignoring:
+    """A reusable context manager: floating errors ignored inside (as ``np.errstate``)."""
+
+    __slots__ = ("tokens",)
+
+    def __init__(self) -> None:
+        self.tokens: list = []
+
+    def __enter__(self) -> None:
+        self.tokens.append(_extobj_contextvar.set(_IGNORE))
+
+    def __exit__(self, *exc) -> None:
+        _extobj_contextvar.reset(self.tokens.pop())
+
+
+@contextlib.contextmanager
+def _errstate() -> Iterator[None]:
+    with np.errstate(all="ignore"):
+        yield
+
+
+def ignoring_float_errors():
+    """A context manager under which numpy's floating errors are ignored."""
+    return _Ignoring() if _extobj_contextvar is not None else _errstate()
