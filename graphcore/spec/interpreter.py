@@ -153,11 +153,12 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
             else:
                 example = inputs
             start = time.perf_counter()
-            outputs, loss = _Run(spec, model, example, path, record=False).forward_unguarded()
+            run = _Run(spec, model, example, path, record=False)
+            outputs, loss = run.forward_unguarded()
             forward_s += time.perf_counter() - start
             per_example.append(outputs)
             if loss is not None:
-                loss_args.append(run.produced[-1][2])
+                loss_args.append(run.last_args)  # the loss op's inputs (metrics read them)
                 total_loss += float(loss.array.item()) / n  # size 1, any ndim
                 loss_var = loss
                 if backward and loss.creator is not None:
@@ -237,6 +238,7 @@ class _Run:
         # without ``record``. It names the first step making NaN/Inf, and drawings
         # (spec.drawing) group loop bodies with it.
         self.produced: list[tuple] = []
+        self.last_args: Any = ()  # the inputs of the last op run
 
     def forward(self) -> tuple[dict[str, Any], Variable | None]:
         with np.errstate(all="ignore"):  # non-finite values are reported as located errors
@@ -318,6 +320,7 @@ class _Run:
         env[PREVIOUS] = result
         if step.to:
             env[step.to] = result
+        self.last_args = args  # the loss is the last op: its inputs feed the metrics
         if self.record:
             self.produced.append((step, result, tuple(args), tuple(self.enclosing)))
         else:
