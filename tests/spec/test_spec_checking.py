@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from continuous_inputs import continuous_arrays
 
 from graphcore import FunctionNode, register_op, spec
 from graphcore.registry import _ops
@@ -48,9 +49,13 @@ def bad_square():
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_every_shipped_spec_passes(path):
+def test_every_shipped_spec_passes(path, tmp_path):
     s = spec.load_spec_file(path)
-    report = check_spec(s)
+    overrides = {}
+    for key, values in continuous_arrays(path.stem).items():  # data whose ties have no derivative
+        np.save(tmp_path / f"{key}.npy", values)
+        overrides[key] = str(tmp_path / f"{key}.npy")
+    report = check_spec(s, input_overrides=overrides)
     assert report.ok, report.to_dict()
     _, model = spec.run(s)
     assert [c.name for c in report.params] == [n.lstrip("/") for n, _ in model.namedparams()]
