@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases import CASES
 
 from graphcore.registry import all_ops, get_op
-from tests.op_cases import CASES
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
 ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")

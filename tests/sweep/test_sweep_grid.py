@@ -2,6 +2,7 @@
 rows (sorting by any figure, CSV, the command line of a point) and run_point's failure rows."""
 
 import pytest
+from sweep_helpers import SPEC, SPECS
 
 from graphcore.spec import load_spec_file
 from graphcore.sweep import (
@@ -17,7 +18,6 @@ from graphcore.sweep import (
     sort_rows,
 )
 from graphcore.sweep.schedule import check_cluster
-from tests.sweep.sweep_helpers import SPEC, SPECS
 
 
 def test_expand_every_combination_first_axis_slowest():

@@ -11,9 +11,9 @@ import sys
 import time
 
 import pytest
+from sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
 
 from graphcore.sweep import local_cluster
-from tests.sweep.sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
 
 distributed = pytest.importorskip("distributed")
 

@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tests.sweep.sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
+from sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
 
 distributed = pytest.importorskip("distributed")
 DASK = Path(sys.executable).with_name("dask")
