@@ -61,8 +61,9 @@ def test_save_then_run_params_reproduces_the_trained_loss(tmp_path):
                     "--out-dir", tmp_path)
     assert trained.exit_code == 0, trained.stderr
     assert f"wrote {params}" in trained.stderr
-    assert set(np.load(params).files) == {f"{layer}/{p}" for layer in
-                                          ("inp", "block1", "block2", "out") for p in "Wb"}
+    with np.load(params) as saved:
+        assert set(saved.files) == {f"{layer}/{p}" for layer in
+                                    ("inp", "block1", "block2", "out") for p in "Wb"}
     assert not [p for p in params.parent.iterdir() if p.name != "params.npz"]  # no temp files
     ran = runner.invoke(app, ["run", str(SPECS / "residual_mlp.yaml"), "--params", str(params),
                               "--json", "--out-dir", str(tmp_path)])

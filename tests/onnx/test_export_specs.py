@@ -110,12 +110,13 @@ def test_initializers_follow_the_spec_and_the_cli_matches_graphtool_run(tmp_path
     result = runner.invoke(app, ["run", str(ROOT / "specs/seed_static.yaml"), "-o", str(arrays),
                                  "--out-dir", str(tmp_path / "outputs"), "-q"])
     assert result.exit_code == 0, result.output
-    saved = np.load(arrays)
+    with np.load(arrays) as saved:  # closed at once (an open one warns when collected)
+        key = next(k for k in saved.files if k.endswith("y"))
+        want = saved[key]
     spec = load_spec_file(ROOT / "specs/seed_static.yaml")
     inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
     got = _onnx_outputs(_session(proto), inputs)
-    key = next(k for k in saved.files if k.endswith("y"))
-    np.testing.assert_allclose(got["y"], saved[key], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["y"], want, rtol=1e-5, atol=1e-6)
 
 
 def test_trained_model_round_trips(tmp_path):
@@ -136,7 +137,8 @@ def test_trained_model_round_trips(tmp_path):
     inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
     got = _onnx_outputs(_session(onnx.load(str(model_file))), inputs)
     untrained = _onnx_outputs(_session(export_spec(spec, build_model(spec), inputs)), inputs)
-    want = np.load(arrays)["logits"]
+    with np.load(arrays) as saved:
+        want = saved["logits"]
     np.testing.assert_allclose(got["logits"], want, rtol=1e-5, atol=1e-6)
     assert not np.allclose(untrained["logits"], want)  # the parameters were the trained ones
 

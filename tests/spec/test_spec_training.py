@@ -45,8 +45,9 @@ def test_final_loss_is_what_run_reports_with_the_trained_params(tmp_path):
     result = train_spec(s, steps=15, optimizer="adam", lr=0.01)
     path = tmp_path / "params.npz"
     serializers.save_npz(path, result.model)
-    assert set(np.load(path).files) == set(result.params()) == {
-        "hidden/W", "hidden/b", "out/W", "out/b"}
+    with np.load(path) as saved:
+        assert set(saved.files) == set(result.params()) == {
+            "hidden/W", "hidden/b", "out/W", "out/b"}
     report = run_report(s, params_file=str(path))
     assert report.result.loss == pytest.approx(result.final_loss, rel=1e-6)
     assert result.final_loss < result.losses[0]
