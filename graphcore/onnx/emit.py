@@ -15,7 +15,7 @@ import numpy as np
 
 from graphcore.onnx.errors import ExportError
 from graphcore.onnx.mapping import CONVERTERS, NOT_EXPORTABLE
-from graphcore.static.ir import Graph, Node
+from graphcore.static.ir import Graph, Node, ancestors
 
 DEFAULT_OPSET = 18  # LayerNormalization (17) and ReduceMean with axes as an input (18)
 MIN_OPSET = 13
@@ -149,13 +149,4 @@ def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
 
 
 def _needed(graph: Graph, roots) -> set[int]:
-    by_id = {n.id: n for n in graph.nodes}
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        stack.extend(by_id[i].inputs)
-    return seen
+    return ancestors(graph, roots)

@@ -149,6 +149,20 @@ def _value_text(value: Any) -> str:
     return str(value) if not isinstance(value, str) else value
 
 
+def ancestors(graph: Graph, roots) -> set[int]:
+    """The ids of ``roots`` and of every node they read, directly or not."""
+    by_id = {n.id: n for n in graph.nodes}
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        stack.extend(by_id[i].inputs)
+    return seen
+
+
 def verify(graph: Graph) -> Graph:
     """Check the IR is well formed; raise ``TraceError`` naming the first bad node.
 

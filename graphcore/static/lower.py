@@ -17,7 +17,7 @@ from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
 from graphcore.static import kernels
-from graphcore.static.ir import ALIASING, Graph, Node
+from graphcore.static.ir import ALIASING, Graph, Node, ancestors
 from graphcore.variable import Parameter
 
 
@@ -232,17 +232,9 @@ def is_gradient_key(key: str) -> bool:
 
 def _forward_set(graph: Graph) -> set[int]:
     """Nodes the non-gradient outputs (and guards) need: the forward half of the program."""
-    by_id = {n.id: n for n in graph.nodes}
     roots = [i for key, i in graph.outputs.items() if not is_gradient_key(key)]
     roots += [n.id for n in graph.nodes if n.op == "guard"]
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        i = stack.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        stack.extend(by_id[i].inputs)
+    seen = ancestors(graph, roots)
     # a multi-output op's projections are views of its buffers: they belong with the op even
     # when no forward output reads them (an LSTM's last cell state, read only by backward)
     seen.update(n.id for n in graph.nodes if n.op == "project" and n.inputs[0] in seen)
