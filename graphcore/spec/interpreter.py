@@ -75,6 +75,7 @@ class RunResult:
     loss_variable: Variable | None = None
     # The arrays the loss step took, one tuple per example (metrics compare them).
     loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
+    batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
 
 
 class SpecModel(Chain):
@@ -123,13 +124,24 @@ def build_model(spec: Spec, seed: int | None = None) -> SpecModel:
 
 
 def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
-             backward: bool = True, seed: int | None = None) -> RunResult:
+             backward: bool = True, seed: int | None = None,
+             batching: str = "auto") -> RunResult:
     """Run ``spec`` forward on ``inputs`` (arrays, or lists of arrays for sequence inputs) and,
     when it has a loss and ``backward`` is set, backward; gradients land in ``model``'s
-    parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step."""
+    parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step.
+    Per-example runs are batched (``batching``: auto, pad or off; ``spec.batching``)."""
     check_spec("run_spec", spec)
     check_model("run_spec", model)
     check_inputs("run_spec", spec, inputs)
+    if _has_sequences(inputs):
+        from graphcore.spec import batching as batcher
+        return batcher.run(spec, model, inputs, backward, seed, batching, _run_examples)
+    return _run_examples(spec, model, inputs, backward, seed)
+
+
+def _run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
+                  seed: int | None) -> RunResult:
+    """``run_spec`` one example at a time."""
     sequences = _has_sequences(inputs)
     n = _example_count(spec, inputs) if sequences else 1
     model.cleargrads()
