@@ -99,6 +99,38 @@ def _live_control(steps: list[Step]) -> bool:
     return False
 
 
+def _scan(steps: list[Step], sequences: set[str], live: set[str]) -> tuple[str | None, set]:
+    """Walk ``steps`` in order: the first name read while it still holds a padded value (or
+    None), and the names still holding one afterwards (over-approximated)."""
+    for step in steps:
+        bad = sequences | live
+        if isinstance(step, OpStep):
+            hit = [n for n in step.inputs if n in bad]
+            if hit:
+                return hit[0], live
+            live = live - {PREVIOUS} - ({step.to} if step.to else set())
+            continue
+        head: set[str] = set()
+        if isinstance(step, (IfStep, WhileStep)) and not (
+                isinstance(step, IfStep) and step.resolved is not None):
+            head = {ref.name for ref in step.predicate.name_refs()}
+        if isinstance(step, ForEachStep):
+            head = {step.sequence} | {c.value for c in step.carry if c.value}
+        if head & bad:
+            return sorted(head & bad)[0], live
+        bodies = [step.then, step.otherwise] if isinstance(step, IfStep) else \
+            [step.body, step.body]  # a loop body twice: what one trip leaves, the next reads
+        after = set()
+        for body in bodies:
+            found, left = _scan(body, sequences, live if isinstance(step, IfStep) else after
+                                or live)
+            if found is not None:
+                return found, live
+            after |= left
+        live = after | (live if not isinstance(step, IfStep) else set())
+    return None, live
+
+
 def _padding(spec: Spec) -> tuple[str | None, set[str]]:
     sequences = {n for n, i in spec.inputs.items() if i.lengths is not None}
     if not sequences:
@@ -125,14 +157,11 @@ def _padding(spec: Spec) -> tuple[str | None, set[str]]:
             if step.collect and step.to:
                 stacked.add(step.to)
             continue
-        used = reads(step) & (sequences | live)
-        if used:
-            name = sorted(used)[0]
-            what = "a sequence input" if name in sequences or not loops else \
+        found, live = _scan([step], sequences, live)
+        if found is not None:
+            what = "a sequence input" if found in sequences or not loops else \
                 "a value a padded loop made"
-            return f"{getattr(step, 'loc', spec.loc)}: reads '{name}', {what}", set()
-        if isinstance(step, OpStep):
-            live -= {PREVIOUS} | ({step.to} if step.to else set())
+            return f"{getattr(step, 'loc', spec.loc)}: reads '{found}', {what}", set()
     last = spec.graph[-1] if spec.graph else None
     if isinstance(last, ForEachStep) and last.sequence in loops and last.collect:
         stacked.add(PREVIOUS)
