@@ -250,7 +250,7 @@ class BatchRun(interpreter._Run):
     def _keep_ended(self, mask, t: int, new, new_flag: bool, old, old_flag: bool):
         """``new`` where the example's sequence is still running at step ``t``, else ``old``."""
         rank = np.ndim(new) - new_flag
-        valid = F.reshape(F.get_item(mask, (slice(None), t)), (self.batch,) + (1,) * rank)
+        valid = F.get_item(mask, (slice(None), t) + (None,) * rank)  # (B, 1, ...)
         if old_flag and not new_flag:
             new = F.broadcast_to(new, np.shape(old))
         return F.where(valid, new, old)

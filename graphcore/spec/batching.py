@@ -114,8 +114,9 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
     lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
     n = len(next(iter(lists.values())))
     signature: dict[tuple, list[int]] = {}
-    for i in range(n):
-        key = tuple((k, np.shape(v[i]), np.asarray(v[i]).dtype.str) for k, v in lists.items())
+    keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)] for v in lists.values()],
+               strict=True)
+    for i, key in enumerate(keys):
         signature.setdefault(key, []).append(i)
     lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in lists.items()}
     pad_ok = analysis_of(spec).pad_reason is None and mode != "off" and _same_rest(lists)
@@ -188,14 +189,19 @@ def _edge_pad(a: Any, steps: int) -> np.ndarray:
     return np.concatenate([a, np.repeat(a[-1:], steps - a.shape[0], axis=0)])
 
 
-def example_entry(spec: Spec, group: Group, k: int, i: int) -> PathEntry:
-    lengths = {name: int(v[k]) for name, v in group.lengths.items()}
-    return PathEntry("example", spec.inputs[next(iter(lengths))].loc,
-                     {"index": i, "lengths": lengths})
+def example_entries(spec: Spec, group: Group) -> list[PathEntry]:
+    """Each example's ``example`` path entry, in group order."""
+    names = list(group.lengths)
+    loc = spec.inputs[names[0]].loc
+    columns = [group.lengths[name].tolist() for name in names]
+    return [PathEntry("example", loc, {"index": i, "lengths": dict(zip(names, ls, strict=True))})
+            for i, *ls in zip(group.index.tolist(), *columns, strict=True)]
 
 
 def example_path(entries: list[PathEntry], group: Group, k: int) -> list[PathEntry]:
     """A group's path entries for its k-th example (padded loops get its own length)."""
+    if not any("padded" in e.detail for e in entries):
+        return entries
     out = []
     for e in entries:
         if "padded" in e.detail:
@@ -252,8 +258,9 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
         info.groups += 1
         info.group_sizes.append(len(group.index))
         padded = {key: name for key, (_, name) in run.padded.items()}
-        for k, i in enumerate(group.index):
-            paths[i] = [example_entry(spec, group, k, int(i))] + example_path(taken, group, k)
+        for k, (i, entry) in enumerate(zip(group.index.tolist(), example_entries(spec, group),
+                                           strict=True)):
+            paths[i] = [entry] + example_path(taken, group, k)
             per_example[i] = {
                 name: slice_output(v, run.flag(name), k, group, padded.get(id(v)), False)
                 for name, v in outputs.items()}

@@ -24,7 +24,7 @@ from graphcore import functions as F
 from graphcore.config import config
 from graphcore.spec import batching as batcher
 from graphcore.spec.batch_run import BatchRun, Fallback, Split
-from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
+from graphcore.spec.interpreter import PathEntry, RunResult, _run_examples, bound_dims, seeded
 from graphcore.variable import Variable
 
 
@@ -104,7 +104,13 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
                 result = None
     if result is None:
         info.applied = False
-        result = runner.run_examples(inputs, backward=backward, seed=seed)
+        if mode != "off" and not model.initialized() and \
+                not model.__dict__.get("_graphcore_ran_once"):
+            # sizing lazy parameters: define-by-run, so the per-example paths of this one call
+            # do not fill the plan cache that the batched groups will use
+            result = _run_examples(spec, model, inputs, backward, seed)
+        else:
+            result = runner.run_examples(inputs, backward=backward, seed=seed)
         model.__dict__["_graphcore_ran_once"] = True
     result.batching = info.to_dict()
     return result
@@ -129,10 +135,18 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
         batched, batch = set(group.arrays), len(group.index)
         start = time.perf_counter()
         meta: dict[str, Any] = {}
+        wants = backward and config.train and spec.loss is not None
+        key = (tuple((k, v.shape, v.dtype) for k, v in env.items()), config.train, wants, True)
+        splitting = runner.__dict__.setdefault("_split_keys", set())
         try:
-            variant, values = runner._forward(env, backward,
-                                              _traced_call(runner, batched, batch, meta))
+            if key in splitting:  # its trace split: run it untraced (the prefix only, usually)
+                variant, values = None, None
+            else:
+                variant, values = runner._forward(env, backward,
+                                                  _traced_call(runner, batched, batch, meta))
         except Split as split:
+            if key not in runner.cache:
+                splitting.add(key)  # the trace split: never trace this key again
             info.splits += 1
             groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
             continue
@@ -161,12 +175,14 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                         _add(grads, key[5:], buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
-        for k, i in enumerate(group.index):
-            paths[i] = [batcher.example_entry(spec, group, k, int(i))] + \
-                batcher.example_path(taken, group, k)
+        # plan buffers are overwritten by the next replay: one copy per group, viewed per example
+        kept = {name: np.array(values[f"out:{name}"]) for name in spec.outputs}
+        entries = batcher.example_entries(spec, group)
+        for k, i in enumerate(group.index.tolist()):
+            paths[i] = [entries[k]] + batcher.example_path(taken, group, k)
             per_example[i] = {
-                name: batcher.slice_output(values[f"out:{name}"], meta["flags"][name], k,
-                                           group, meta["padded"][name], True)
+                name: batcher.slice_output(kept[name], meta["flags"][name], k, group,
+                                           meta["padded"][name], False)
                 for name in spec.outputs}
             if "loss_in:0" in values:
                 flags = meta.get("loss_flags", [False, False])
