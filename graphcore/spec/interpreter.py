@@ -38,6 +38,7 @@ from graphcore.spec.model import (
     Step,
     WhileStep,
 )
+from graphcore.spec.predicate_scope import PredicateScope as _PredicateScope
 from graphcore.spec.sizes import oversized
 from graphcore.spec.step_plan import plan_of
 from graphcore.spec.validation import MAX_TRIPS
@@ -469,31 +470,6 @@ class _Run:
                     return self.failure(step.loc, f"{step.op} produced NaN or Inf, which "
                                         "reached the loss")
         return self.failure(self.spec.loss.loc, "the loss is NaN or Inf")
-
-
-class _PredicateScope(Mapping):
-    """Names a predicate may read: values, ``params.k`` and ``loop.i`` / ``loop.t``."""
-
-    def __init__(self, env: dict[str, Any], params: dict[str, Any],
-                 loops: list[dict[str, int]]) -> None:
-        self.env = env
-        self.params = params
-        self.loop = loops[-1] if loops else {}
-
-    def __getitem__(self, key: str) -> Any:
-        if key.startswith("params."):
-            return self.params[key[7:]]
-        if key.startswith("loop."):
-            return self.loop[key[5:]]
-        return self.env[key]
-
-    def __iter__(self):
-        yield from self.env
-        yield from (f"params.{k}" for k in self.params)
-        yield from (f"loop.{k}" for k in self.loop)
-
-    def __len__(self) -> int:
-        return len(self.env) + len(self.params) + len(self.loop)
 
 
 def _layer_scopes(spec: Spec) -> Iterator[tuple[str, OpStep]]:
