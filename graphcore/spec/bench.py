@@ -239,8 +239,7 @@ class _Static:
         self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
         self.model = build_model(spec, seed)
         self.runner = StaticSpecRunner(spec, self.model, passes=passes)
-        for _ in range(2):  # batched: the first call sizes lazy parameters one at a time
-            self.runner.run(inputs, seed=seed, batching=batching)
+        self.runner.run(inputs, seed=seed, batching=batching)
         self.compile_ms: float | None = self.runner.stats.compile_ms
 
     def step(self) -> RunResult:

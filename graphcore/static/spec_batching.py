@@ -93,6 +93,12 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     batcher.check_mode("StaticSpecRunner.run", mode)
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
+    if mode != "off" and not model.initialized() and \
+            not model.__dict__.get("_graphcore_ran_once"):
+        # size lazy parameters define-by-run, one example at a time (as run_spec would draw
+        # them), without filling the plan cache with per-example paths; then batch
+        _run_examples(spec, model, inputs, False, seed)
+        model.__dict__["_graphcore_ran_once"] = True
     info.reason = batcher.why_not(spec, inputs, model, mode)
     result = None
     if info.reason is None:
@@ -104,13 +110,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
                 result = None
     if result is None:
         info.applied = False
-        if mode != "off" and not model.initialized() and \
-                not model.__dict__.get("_graphcore_ran_once"):
-            # sizing lazy parameters: define-by-run, so the per-example paths of this one call
-            # do not fill the plan cache that the batched groups will use
-            result = _run_examples(spec, model, inputs, backward, seed)
-        else:
-            result = runner.run_examples(inputs, backward=backward, seed=seed)
+        result = runner.run_examples(inputs, backward=backward, seed=seed)
         model.__dict__["_graphcore_ran_once"] = True
     result.batching = info.to_dict()
     return result

@@ -224,3 +224,19 @@ def test_examples_option_makes_a_list_of_examples():
     spec = load_spec_text(BRANCH, "branch.yaml")
     x = make_inputs(spec.inputs, 0)["x"]
     assert isinstance(x, list) and len(x) == 16 and all(a.shape == (5,) for a in x)
+
+
+def test_groups_beyond_the_plan_cache_run_batched_define_by_run():
+    spec = load_spec_text(WHILE, "while.yaml")
+    inputs = _float64(make_inputs(spec.inputs, 0))
+    reference, reference_grads = _run(spec, inputs, "off", False)
+    with using_config("dtype", np.float64):
+        model = build_model(spec)
+        runner = StaticSpecRunner(spec, model, cache_size=1)
+        for _ in range(3):
+            result = runner.run(inputs)
+        grads = {name: np.array(p.grad) for name, p in model.namedparams()
+                 if p.grad is not None}
+    assert result.batching["applied"] and result.batching["groups"] > 1
+    assert len(runner.cache) == 1
+    _same(result, grads, reference, reference_grads)
