@@ -24,6 +24,7 @@ import numpy as np
 from graphcore.onnx.emit import Emitter, FixedBatch, tensor_type
 from graphcore.onnx.errors import ExportError
 from graphcore.onnx.predicates import emit_predicate
+from graphcore.onnx.recurrent import emit_rnn
 from graphcore.onnx.regions import Body, Region, RegionNode, live_names
 from graphcore.static.ir import ancestors
 
@@ -55,10 +56,11 @@ class Lowering:
                 raise FixedBatch(node.id)
             other = twin.region
         types = [(e.by_id[i].shape, e.by_id[i].dtype) for i in node.inputs]
-        emit = {"if": _if, "while": _while, "for_each": _for_each}[fnode.region.kind]
-        outs, loose = emit(e, fnode.region, [e.names[i] for i in node.inputs], types, other)
-        self.described.append(f"{'If' if fnode.region.kind == 'if' else 'Loop'} at "
-                              f"{fnode.region.step.loc}")
+        region = fnode.region
+        emit = {"if": _if, "while": _while, "for_each": _for_each, "rnn": emit_rnn}[region.kind]
+        outs, loose = emit(e, region, [e.names[i] for i in node.inputs], types, other)
+        label = {"if": "If", "rnn": str(region.constants.get("kind")).upper()}
+        self.described.append(f"{label.get(region.kind, 'Loop')} at {region.step.loc}")
         self.outputs[node.id], self.loose[node.id] = outs, loose
         if node.shape is not None:  # one output: the node is the value
             e.names[node.id], e.loose[node.id] = outs[0], loose[0]

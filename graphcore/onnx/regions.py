@@ -32,6 +32,8 @@ from graphcore.static.ir import ancestors
 from graphcore.static.trace import Trace, trace
 from graphcore.variable import Variable
 
+RECURRENT = ("lstm", "gru")  # spec layers exported whole (``recurrent``)
+
 
 class _Symbolic:
     """``loop.i`` / ``loop.t`` of a loop exported as ONNX Loop: not known at export."""
@@ -56,7 +58,8 @@ class Body:
 
 @dataclass
 class Region:
-    """A live ``if`` (bodies: then, else), ``while`` (body) or ``for_each`` (body) step.
+    """A live ``if`` (bodies: then, else), ``while`` (body) or ``for_each`` (body) step, or a
+    recurrent layer (``rnn``: no body; ``constants`` hold its kind and link).
     ``inputs``: the names whose values (at the step) the region node reads, in order;
     ``outputs``: the names it rebinds, in order (``for_each`` with ``collect``: the stacked
     value last); ``constants``: the predicate's params and known loop counters."""
@@ -106,6 +109,16 @@ class ExportRun(interpreter._Run):
         result = super().op(step, suffix)
         for fnode in created[start:]:
             self.by_node.setdefault(id(fnode), str(step.loc))
+        if step.layer and step.op in RECURRENT and isinstance(result, Variable):
+            # traced, the layer is one op per time step: kept whole, it exports as ONNX
+            # LSTM / GRU over a sequence of any length
+            layer = getattr(self.model, step.name + suffix)
+            region = Region("rnn", step, [], ["x"], [PREVIOUS],
+                            {"kind": step.op, "layer": layer, "scope": step.name + suffix})
+            (result,) = RegionNode(region, [result.array]).apply([self.last_args[0]])
+            self.env[PREVIOUS] = result
+            if step.to:
+                self.env[step.to] = result
         return result
 
     def predicate(self, predicate, loc):

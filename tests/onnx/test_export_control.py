@@ -100,6 +100,32 @@ graph:
 outputs: [_]
 """
 
+RECURRENT = """graphtool: 1
+name: recurrent
+kind: dynamic
+seed: 0
+inputs:
+  s: {random: normal, shape: [null, 3], lengths: [4, 2, 7]}
+graph:
+  - {op: gru, out_size: 5, n_layers: 2, name: enc}
+  - {op: lstm, out_size: 4, n_layers: 2, name: enc2}
+outputs: [_]
+"""
+
+BATCHED_LSTM = """graphtool: 1
+name: batched_lstm
+kind: dynamic
+seed: 0
+inputs:
+  x: {random: normal, shape: [3, 6, 4]}
+graph:
+  - repeat: 2
+    unroll: true
+    body:
+      - {op: lstm, out_size: 4, name: enc}
+outputs: [_]
+"""
+
 
 def _load(text: str, name: str):
     spec = load_spec_text(text, f"{name}.yaml", str(ROOT / "specs"))
@@ -197,6 +223,23 @@ def test_a_live_if_evaluated_on_each_unrolled_trip():
         inputs = {"x": np.asarray(x, np.float32)}
         paths.add(tuple(_decisions(assert_runs_equal(session, spec, model, inputs), "if")))
     assert paths >= {("then", "then"), ("else", "then"), ("else", "else")}
+
+
+def test_recurrent_layers_export_whole_for_any_length_and_batch():
+    """lstm / gru layers (stacked, unrolled repeats with their own weights) are ONNX LSTM /
+    GRU nodes: one example of any length, or a batch of sequences of any size."""
+    spec, model = _load(RECURRENT, "recurrent")
+    proto, session = _exported(spec, model)
+    assert [n.op_type for n in proto.graph.node].count("GRU") == 2
+    rng = np.random.default_rng(3)
+    s = [rng.standard_normal((n, 3)).astype(np.float32) for n in (1, 3, 12)]
+    assert_runs_equal(session, spec, model, {"s": s})
+    spec, model = _load(BATCHED_LSTM, "batched_lstm")
+    proto, session = _exported(spec, model)
+    assert {i.name for i in proto.graph.initializer} >= {"enc_0/0/W", "enc_1/0/R"}
+    for shape in ((3, 6, 4), (1, 6, 4), (5, 6, 4)):  # the length of a batch is fixed
+        x = rng.standard_normal(shape).astype(np.float32)
+        assert_runs_equal(session, spec, model, {"x": x})
 
 
 @pytest.mark.parametrize(("edit", "where", "message"), [
