@@ -25,6 +25,10 @@ from graphcore.variable import Variable, constant
 def backward_from(y: Variable, retain_grad: bool, double: bool) -> None:
     """``y.backward()``: accumulate gradients into every leaf that requires one."""
     gy = y._grad
+    node = y.creator
+    if node is not None and node.walk_leaves is not None and not (double or retain_grad) \
+            and (gy is not None or y._array.size == 1) and node.walk_leaves(gy):
+        return  # the node did the whole walk itself (a compiled call over parameters)
     if gy is None:
         if y._array.size != 1:
             raise errors.GraphError(
@@ -35,11 +39,8 @@ def backward_from(y: Variable, retain_grad: bool, double: bool) -> None:
         gy = constant(gy)
     elif not double and isinstance(gy, Variable):
         gy = gy._array
-    node = y.creator
     if node is None:
         return
-    if not (double or retain_grad) and node.walk_leaves is not None and node.walk_leaves(gy):
-        return  # the node did the whole walk itself (a compiled call over parameters)
     _walk([(y, gy)], retain_grad=retain_grad, double=double, capture=None)
 
 

@@ -141,19 +141,20 @@ class StaticCall(FunctionNode):
         plan.run_arrays(inputs)
         return self.compiled.buffers(plan)[3]
 
-    def walk_leaves(self, gy: np.ndarray) -> bool:
+    def walk_leaves(self, gy: np.ndarray | None) -> bool:
         """``backward()`` from this call's output when the node's inputs are all parameters
         (leaves): replay the backward half and hand each trained parameter its gradient,
         exactly as the engine's walk would (lent buffers, accumulation, release), without
         the walk's generic bookkeeping; a compiled training step is this and a forward."""
         compiled = self.compiled
         plan = self._saved
-        if compiled.wanted or plan is None or config.debug or len(self.outputs) != 1:
+        if compiled.wanted or plan is None or config.debug or len(self.outputs) != 1 or (
+                gy is not None and type(gy) is not np.ndarray):
             return False
         _, seed_buffers, grad_buffers, _ = compiled.buffers(plan)
         seed = seed_buffers[0]
         if seed is not None:
-            seed[...] = gy
+            seed[...] = 1.0 if gy is None else gy
         params = self.inputs
         for x, buf in zip(params, grad_buffers, strict=True):
             if buf is not None and x._grad is buf:  # still lent from an earlier backward
@@ -245,27 +246,34 @@ class CompiledFunction:
         return dict(self.params)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or any([type(a) is not np.ndarray and not isinstance(a, Variable)
-                          for a in args]):
-            leaves: list[Any] = []
+        leaves: Sequence[Any] = args
+        layout: tuple = (None,) * len(args)
+        if kwargs or any([isinstance(a, list | tuple) for a in args]):
+            leaves = []
             layout = tuple([_flatten(a, leaves) for a in args])
             if kwargs:
                 layout += tuple([(k, _flatten(v, leaves)) for k, v in kwargs.items()])
-        else:  # positional arrays and Variables, the usual call: its layout at once
-            leaves = args
-            layout = (None,) * len(args)
-        arrays = [v if type(v) is np.ndarray else
-                  v._array if isinstance(v, Variable) else np.asarray(v) for v in leaves]
         backprop = config.enable_backprop
-        wanted = tuple([i for i, v in enumerate(leaves) if type(v) is not np.ndarray
-                        and isinstance(v, Variable) and v.requires_grad]) if backprop else ()
+        # one pass over the leaves (this runs on every call): arrays, signature, gradients
+        arrays, signature, wanted = [], [], []
+        for i, v in enumerate(leaves):
+            if type(v) is np.ndarray:
+                a = v
+            elif isinstance(v, Variable):
+                a = v._array
+                if backprop and v.requires_grad:
+                    wanted.append(i)
+            else:
+                a = np.asarray(v)
+            arrays.append(a)
+            signature.append((a.shape, a.dtype))
         params = self._param_objects
         if params is None:
             params = self._param_objects = list(self._named_params().values())
         # which parameters are trained decides which gradients the plan computes
         trained = tuple([p.requires_grad for p in params]) if backprop else ()
-        key = (tuple([(a.shape, a.dtype) for a in arrays]), layout, config.train, backprop,
-               wanted, trained)
+        wanted = tuple(wanted)
+        key = (tuple(signature), layout, config.train, backprop, wanted, trained)
         compiled = self.cache.get(key)
         if compiled is None:
             self.stats.misses += 1
