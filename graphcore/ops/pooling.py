@@ -20,8 +20,9 @@ from graphcore import errors
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops._checks import is_float
 from graphcore.ops._windows import as_tuple, col2im, out_shape, padded, window_view
-from graphcore.ops.array import GetItem, Reshape, ScatterAdd
+from graphcore.ops.array import Reshape
 from graphcore.ops.convolution import Deconvolution1DFunction, Deconvolution2DFunction
+from graphcore.ops.indexing import GetItem, ScatterAdd
 from graphcore.registry import register_op
 
 _POOL_ATTRS = {
