@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,74 +25,13 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.function_node import FunctionNode, _double
 from graphcore.links.link import Link
 from graphcore.static.arguments import check_call_inputs, check_compile_arguments
+from graphcore.static.call_node import Compiled, run_call
 from graphcore.static.lower import Plan
-from graphcore.static.passes import PassReport, run_passes, select
-from graphcore.static.trace import Trace, trace
-from graphcore.variable import Parameter, Variable, constant
-
-
-@dataclass
-class Compiled:
-    """One cached program: its trace, the optimized IR, its plans, and what compiling cost.
-
-    ``plan`` is the first buffer set; a call made while every buffer set still awaits the
-    backward of an earlier call lowers another one (``plans``), so no call overwrites the
-    values another call's backward will read."""
-
-    trace: Trace
-    plan: Plan
-    reports: list[PassReport]
-    compile_ms: float
-    plans: list[list] = field(default_factory=list)  # [plan, weakref to its StaticCall]
-    param_list: list[Parameter] = field(default_factory=list)  # the plan's, in IR order
-    grad_keys: list[str | None] = field(default_factory=list)  # per StaticCall input
-    wanted: tuple[str, ...] = ()  # the inputs differentiated (Variables requiring grad)
-    host_calls: list = field(default_factory=list)  # @static_code calls, replayed on each hit
-
-    def __post_init__(self) -> None:
-        self.plans = [[self.plan, None]]
-        keys = self.trace.output_keys
-        # what a call returns: the one Variable, a tuple of them, or a dict by name
-        self.output_kind = Variable if keys == ["out"] else tuple if all(
-            k.startswith("out") and k[3:].isdigit() for k in keys) else dict
-        self.seed_names = [f"gy/{k}" if f"gy/{k}" in self.plan.seeds else None
-                           for k in self.trace.output_keys]
-
-    def buffers(self, plan: Plan) -> tuple[dict, list, list]:
-        """``plan``'s outputs, its seed buffers by output (None: no gradient), and its
-        gradient buffers by ``StaticCall`` input, cached until the plan is lowered again."""
-        cached = plan.call_buffers
-        if cached is None or cached[0] is not plan.outputs:
-            outputs = plan.outputs
-            cached = plan.call_buffers = (
-                outputs, [None if n is None else plan.seeds[n] for n in self.seed_names],
-                [None if k is None else outputs[k] for k in self.grad_keys])
-        return cached
-
-    def acquire(self) -> list:
-        """A buffer set no pending backward still needs (lowering a new one if none is).
-
-        Sets no call needs any more are dropped beyond the first and the one handed out, so
-        memory follows the number of calls awaiting backward, as in define-by-run."""
-        first = self.plans[0]
-        free = first if _free(first) else next((e for e in self.plans if _free(e)), None)
-        if free is None:
-            free = [Plan(self.plan.graph, self.trace.params, self.trace.instances), None]
-            self.plans.append(free)
-        if len(self.plans) > 2:
-            self.plans = [e for e in self.plans if e is first or e is free or not _free(e)]
-        return free
-
-    @property
-    def ir(self) -> str:
-        return self.trace.graph.text()
-
-    @property
-    def optimized_ir(self) -> str:
-        return self.plan.graph.text()
+from graphcore.static.passes import run_passes, select
+from graphcore.static.trace import trace
+from graphcore.variable import Parameter, Variable
 
 
 @dataclass
@@ -107,72 +45,6 @@ class CacheStats:
     def to_dict(self) -> dict[str, Any]:
         return {"hits": self.hits, "misses": self.misses, "evictions": self.evictions,
                 "compile_ms": round(self.compile_ms, 3), "plans": len(self.keys)}
-
-
-class StaticCall(FunctionNode):
-    """The graph node of one call of a compiled function: its inputs are the call's inputs
-    that need a gradient, then the parameters the plan reads; its outputs are the plan's.
-    Its backward replays the plan's backward half with the gradients arriving at the
-    outputs, so a loss computed from the outputs (outside the compiled function) reaches the
-    parameters and the input Variables exactly as define-by-run would; the engine
-    accumulates them into ``.grad``.
-
-    Until its backward has run (or the node is freed), the node holds its plan's buffers
-    (``_saved``): the compiled function gives the next call another buffer set."""
-
-    __slots__ = ("compiled",)
-
-    _checked_grads = False  # one gradient per input, of its shape, by construction
-    lends_buffers = True  # parameter gradients are the plan's buffers (see ``backward``)
-    higher_order = False
-
-    def __init__(self, compiled: Compiled, plan: Plan) -> None:
-        self.compiled = compiled
-        self._saved = plan
-
-    @property
-    def label(self) -> str:
-        return f"StaticCall({self.compiled.trace.graph.name})"
-
-    def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        values = self._saved.run_arrays(inputs)
-        return tuple([values[k] for k in self.compiled.trace.output_keys])
-
-    def backward(self, target_input_indexes: tuple[int, ...],
-                 grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
-        if _double[0]:
-            raise errors.GraphError(
-                f"{self.label}: a compiled call gives first-order gradients only; "
-                "differentiate define-by-run code for double backprop")
-        plan = self._saved
-        if plan is None:
-            raise errors.GraphError(
-                f"{self.label}: the values saved for backward were freed by an earlier "
-                "backward(); call backward(retain_grad=True) to backpropagate twice")
-        outputs, seed_buffers, grad_buffers = self.compiled.buffers(plan)
-        for buf, gy in zip(seed_buffers, grad_outputs, strict=True):
-            if buf is not None:
-                np.copyto(buf, 0.0 if gy is None else gy)
-        inputs = self.inputs
-        n_inputs = len(self.compiled.wanted)  # node inputs: differentiated inputs, then params
-        # A parameter whose .grad is still this plan's buffer from an earlier backward (no
-        # cleargrads() since) gets its own copy before the buffer is overwritten: it is
-        # accumulated into, as define-by-run would.
-        for i in range(n_inputs, len(inputs)):
-            buf = grad_buffers[i]
-            if buf is not None and inputs[i]._grad is buf:
-                inputs[i]._grad = buf.copy()
-        plan.run_backward()
-        # parameters: the plan's buffers, lent to .grad (a training step allocates nothing);
-        # inputs: copies, since their gradients flow on into other nodes (the engine reads
-        # only the targets' entries)
-        if not n_inputs:
-            return grad_buffers
-        gxs = list(grad_buffers)
-        for i in range(n_inputs):
-            if gxs[i] is not None:
-                gxs[i] = gxs[i].copy()
-        return gxs
 
 
 def compile(target: Callable[..., Any] | Link, *, params: Link | dict | None = None,  # noqa: A001
@@ -213,21 +85,34 @@ class CompiledFunction:
         return dict(self.params)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves: list[Any] = []
-        layout = tuple([_flatten(a, leaves) for a in args])
-        if kwargs:
-            layout += tuple([(k, _flatten(v, leaves)) for k, v in kwargs.items()])
-        arrays = [v._array if isinstance(v, Variable) else np.asarray(v) for v in leaves]
+        leaves: Sequence[Any] = args
+        layout: tuple = (None,) * len(args)
+        if kwargs or any([isinstance(a, list | tuple) for a in args]):
+            leaves = []
+            layout = tuple([_flatten(a, leaves) for a in args])
+            if kwargs:
+                layout += tuple([(k, _flatten(v, leaves)) for k, v in kwargs.items()])
         backprop = config.enable_backprop
-        wanted = tuple([i for i, v in enumerate(leaves)
-                        if isinstance(v, Variable) and v.requires_grad]) if backprop else ()
+        # one pass over the leaves (this runs on every call): arrays, signature, gradients
+        arrays, signature, wanted = [], [], []
+        for i, v in enumerate(leaves):
+            if type(v) is np.ndarray:
+                a = v
+            elif isinstance(v, Variable):
+                a = v._array
+                if backprop and v.requires_grad:
+                    wanted.append(i)
+            else:
+                a = np.asarray(v)
+            arrays.append(a)
+            signature.append((a.shape, a.dtype))
         params = self._param_objects
         if params is None:
             params = self._param_objects = list(self._named_params().values())
         # which parameters are trained decides which gradients the plan computes
         trained = tuple([p.requires_grad for p in params]) if backprop else ()
-        key = (tuple([(a.shape, a.dtype) for a in arrays]), layout, config.train, backprop,
-               wanted, trained)
+        wanted = tuple(wanted)
+        key = (tuple(signature), layout, config.train, backprop, wanted, trained)
         compiled = self.cache.get(key)
         if compiled is None:
             self.stats.misses += 1
@@ -243,7 +128,7 @@ class CompiledFunction:
             for fn, fn_args, fn_kwargs in compiled.host_calls:  # @static_code, every replay
                 fn(*fn_args, **fn_kwargs)
         self.last = compiled
-        ys = _run_call(compiled, compiled.acquire(), arrays,
+        ys = run_call(compiled, compiled.acquire(), arrays,
                        [leaves[i] for i in wanted] if wanted else [])
         kind = compiled.output_kind
         if kind is Variable:
@@ -352,36 +237,6 @@ def static_graph(method: Callable | None = None, **options: Any):
         return wrapper
 
     return wrap(method) if method is not None else wrap
-
-
-def _free(entry: list) -> bool:
-    """Whether a ``[plan, weakref to StaticCall]`` entry's buffers are free: no call recorded
-    on it, or its node is gone, or its backward ran (which releases ``_saved``)."""
-    ref = entry[1]
-    if ref is None:
-        return True
-    node = ref()
-    return node is None or node._saved is not entry[0]
-
-
-def _run_call(compiled: Compiled, entry: list, arrays: list[np.ndarray],
-              wanted: list[Variable]) -> tuple[Variable, ...]:
-    """Replay the forward half on ``entry``'s buffers; when some input or parameter needs a
-    gradient, record a ``StaticCall`` node (as ``FunctionNode.apply`` would, without wrapping
-    data arrays in Variables: only differentiated inputs and the parameters are its inputs)."""
-    node = StaticCall(compiled, entry[0])
-    ys = node.forward(arrays)
-    if config.debug:
-        from graphcore.debug import check_forward
-
-        check_forward(node, tuple(arrays), ys)
-    if config.enable_backprop:
-        inputs = wanted + compiled.param_list if wanted else compiled.param_list
-        for x in inputs:
-            if x.requires_grad:
-                entry[1] = weakref.ref(node)  # the buffers are this call's until its backward
-                return node._record(tuple(inputs), ys)
-    return tuple([constant(y) for y in ys])
 
 
 def _is_keyword(item: Any) -> bool:
