@@ -35,6 +35,7 @@ from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.model import Spec
+from graphcore.variable import Variable
 
 MODES = ("auto", "pad", "off")
 OVERHEAD_ROWS = 64  # the cost model: one step's fixed cost, in examples' worth of work
@@ -210,6 +211,12 @@ def example_path(entries: list[PathEntry], group: Group, k: int) -> list[PathEnt
     return out
 
 
+def _as_variable(value: Any) -> Any:
+    if isinstance(value, Variable | tuple):
+        return value
+    return Variable(np.asarray(value), requires_grad=False)
+
+
 def slice_output(value: Any, batched: bool, k: int, group: Group, padded_input: str | None,
                  copy: bool) -> Any:
     if not batched:
@@ -261,8 +268,9 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
         for k, (i, entry) in enumerate(zip(group.index.tolist(), example_entries(spec, group),
                                            strict=True)):
             paths[i] = [entry] + example_path(taken, group, k)
-            per_example[i] = {
-                name: slice_output(v, run.flag(name), k, group, padded.get(id(v)), False)
+            per_example[i] = {  # Variables, as one-example runs give (without their graph)
+                name: _as_variable(slice_output(v, run.flag(name), k, group, padded.get(id(v)),
+                                                False))
                 for name, v in outputs.items()}
             if loss is not None:
                 loss_args[i] = tuple(slice_output(a, f, k, group, None, False)
