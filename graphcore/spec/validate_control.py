@@ -148,6 +148,8 @@ class ControlFlowReader:
         if not isinstance(item, str) or not self.check_value_name(item, node.get("as", node).loc):
             if item is None:
                 self.error(node.loc, "for_each needs 'as' (the name of each step's slice)")
+            elif not isinstance(item, str):
+                self.error(node["as"].loc, f"as must be a value name, got {self.show(node['as'])}")
             item = "item"
         inner = scope.copy()
         inner.names[item] = node.loc
@@ -161,15 +163,19 @@ class ControlFlowReader:
                                     or collect not in body_scope.names):
             self.error(node["collect"].loc, f"collect names a value bound in the body, got "
                        f"{self.show(node['collect'])}")
+            collect = None
         to = self.value(node["to"]) if "to" in node else None
         after = scope.copy()
         for c in carries:
             after.names[c.name] = c.loc
         after.names[PREVIOUS] = node.loc
         if to is not None:
-            if collect is None:
+            if not isinstance(to, str):
+                self.error(node["to"].loc, f"to must be a value name, got {self.show(node['to'])}")
+                to = None
+            elif "collect" not in node:
                 self.error(node["to"].loc, "to needs collect (it names the stacked values)")
-            elif isinstance(to, str) and self.check_value_name(to, node["to"].loc):
+            elif self.check_value_name(to, node["to"].loc):
                 after.names[to] = node["to"].loc
         return ForEachStep(seq, node.loc, item, body, carries, collect, to), after
 

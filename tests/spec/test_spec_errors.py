@@ -808,3 +808,31 @@ def test_get_item_out_of_range_is_a_located_runtime_error():
     e = runtime_error(HEAD + "graph:\n  - relu\n  - {op: get_item, index: 7}\n")
     assert at(e) == "model.yaml:7:5"
     assert e.message.startswith("get_item: ")
+
+
+@pytest.mark.parametrize(("field", "written", "col", "message"), [
+    ("to", "[1]", 9, "to must be a value name, got a list"),
+    ("to", "{a: 1}", 9, "to must be a value name, got a mapping"),
+    ("as", "{b: 2}", 9, "as must be a value name, got a mapping"),
+])
+def test_for_each_names_that_are_not_names(field, written, col, message):
+    """Regression (found by the fuzz test): a list or mapping as a for_each's `to` reached
+    the work limits' bookkeeping and crashed it (exit 70); a mapping as `as` was dropped
+    without an error."""
+    fields = {"as": "row", "to": "rows", field: written}
+    text = HEAD + f"""\
+graph:
+  - for_each: x
+    as: {fields['as']}
+    body: [relu]
+    collect: _
+    to: {fields['to']}
+"""
+    e = the_error(text)
+    line = 7 if field == "as" else 10
+    assert (at(e), e.message) == (f"model.yaml:{line}:{col}", message)
+
+
+def test_an_op_step_to_that_is_not_a_name():
+    e = the_error(HEAD + "graph:\n  - {op: relu, to: {a: 1}}\n")
+    assert (at(e), e.message) == ("model.yaml:6:20", "to must be a value name")
