@@ -2,8 +2,11 @@
 
 Each entry of ``CONVERTERS`` is declared once per registered op: the lowest opset it needs and
 a function that emits ONNX nodes for one IR node through an ``Emitter`` (``graphcore.onnx.
-emit``). ``NOT_EXPORTABLE`` names each registered op that has no mapping, with the reason. An op
-in neither (a plugin op, say) fails export naming the op and where it ran.
+emit``): one output name, or one per output for a multi-output op. The converters of the
+array/indexing ops, the windowed layers and the losses live in ``mapping_arrays``,
+``mapping_layers`` and ``mapping_losses`` (imported at the end). ``NOT_EXPORTABLE`` names each
+registered op that has no mapping, with the reason. An op in neither (a plugin op, say) fails
+export naming the op and where it ran.
 """
 
 from __future__ import annotations
@@ -16,21 +19,21 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Converter:
-    emit: Callable  # (emitter, node, input names) -> output name
+    emit: Callable  # (emitter, node, input names) -> output name (a list: one per output)
     min_opset: int = 13
 
 
 CONVERTERS: dict[str, Converter] = {}
 
+_GRADIENT = ("a gradient op (backward programs record it; a forward model names it only by "
+             "hand): not mapped")
 NOT_EXPORTABLE: dict[str, str] = {
-    "embed_id_grad": "a gradient op: backward programs use it; an export is a forward model",
-    "convolution_2d_grad_w": "a gradient op: backward programs use it; an export is a forward "
-                             "model",
-    "convolution_1d_grad_w": "a gradient op: backward programs use it; an export is a forward "
-                             "model",
-    "sum_to": "a gradient helper (reduces broadcast axes); an export is a forward model",
-    "scatter_add": "a gradient helper (get_item's backward); an export is a forward model",
-    "prod_others": "a gradient helper (prod's backward); an export is a forward model",
+    "embed_id_grad": _GRADIENT,
+    "convolution_2d_grad_w": _GRADIENT,
+    "convolution_1d_grad_w": _GRADIENT,
+    "sum_to": f"{_GRADIENT} (it reduces broadcast axes)",
+    "scatter_add": f"{_GRADIENT} (get_item's backward)",
+    "prod_others": f"{_GRADIENT} (prod's backward)",
     "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
                 "holds its value as a constant, so no exported model can contain it",
 }
