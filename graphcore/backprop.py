@@ -25,19 +25,35 @@ from graphcore.variable import Variable, constant
 def backward_from(y: Variable, retain_grad: bool, double: bool) -> None:
     """``y.backward()``: accumulate gradients into every leaf that requires one."""
     gy = y._grad
+    node = y.creator
+    if node is not None and node.walk_leaves is not None and not (double or retain_grad) \
+            and (gy is not None or y._array.size == 1) and node.walk_leaves(gy):
+        return  # the node did the whole walk itself (a compiled call over parameters)
     if gy is None:
         if y._array.size != 1:
             raise errors.GraphError(
                 f"backward() from an output of shape {y.shape} needs y.grad set first "
                 "(only a one-element output gets a gradient of ones by default)")
-        gy = np.ones(y._array.shape, y._array.dtype)
+        gy = _ones(y._array.shape, y._array.dtype)
     if double and not isinstance(gy, Variable):
         gy = constant(gy)
     elif not double and isinstance(gy, Variable):
         gy = gy._array
-    if y.creator is None:
+    if node is None:
         return
     _walk([(y, gy)], retain_grad=retain_grad, double=double, capture=None)
+
+
+_ONES: dict[tuple, np.ndarray] = {}
+
+
+def _ones(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A fresh array of ones (copying a cached one costs a seventh of ``np.ones``)."""
+    key = (shape, dtype)
+    one = _ONES.get(key)
+    if one is None:
+        one = _ONES[key] = np.ones(shape, dtype)
+    return one.copy()
 
 
 def grad(outputs: Sequence[Variable] | Variable, inputs: Sequence[Variable] | Variable,

@@ -62,6 +62,10 @@ class FunctionNode:
     # Output indexes whose arrays backward reads; built-ins set it, users call retain_outputs.
     _out_keep: ClassVar[tuple[int, ...] | None] = None
     _in_keep: ClassVar[tuple[int, ...] | None] = None
+    # A node that can do a whole first-order ``backward()`` from its one output itself (a
+    # compiled call): ``walk_leaves(gy) -> bool`` (``gy`` None: ones), False when the engine
+    # should walk instead.
+    walk_leaves: ClassVar[Any] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Validate declared attributes where they arrive: in the constructor, once per op.

@@ -134,9 +134,7 @@ class Variable:
         Afterwards the values each op saved for backward are released unless ``retain_grad``
         or ``enable_double_backprop`` is set, so a second ``backward()`` needs one of them.
         """
-        from graphcore.backprop import backward_from
-
-        backward_from(self, retain_grad, enable_double_backprop)
+        _backprop().backward_from(self, retain_grad, enable_double_backprop)
 
     def unchain(self) -> None:
         """Cut the edge to the creator: this Variable becomes a leaf of later graphs."""
@@ -298,3 +296,16 @@ class Parameter(Variable):
 
     def zerograd(self) -> None:
         self._grad = None if self._array is None else np.zeros_like(self._array)
+
+
+def _backprop():
+    """``graphcore.backprop`` (it imports this module, so it is looked up on first use)."""
+    global _backprop_module
+    if _backprop_module is None:
+        import graphcore.backprop as module
+
+        _backprop_module = module
+    return _backprop_module
+
+
+_backprop_module = None

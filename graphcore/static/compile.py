@@ -62,15 +62,17 @@ class Compiled:
         self.seed_names = [f"gy/{k}" if f"gy/{k}" in self.plan.seeds else None
                            for k in self.trace.output_keys]
 
-    def buffers(self, plan: Plan) -> tuple[dict, list, list]:
-        """``plan``'s outputs, its seed buffers by output (None: no gradient), and its
-        gradient buffers by ``StaticCall`` input, cached until the plan is lowered again."""
+    def buffers(self, plan: Plan) -> tuple[dict, list, list, tuple]:
+        """``plan``'s outputs, its seed buffers by output (None: no gradient), its gradient
+        buffers by ``StaticCall`` input, and the call's outputs in order, cached until the
+        plan is lowered again."""
         cached = plan.call_buffers
         if cached is None or cached[0] is not plan.outputs:
             outputs = plan.outputs
             cached = plan.call_buffers = (
                 outputs, [None if n is None else plan.seeds[n] for n in self.seed_names],
-                [None if k is None else outputs[k] for k in self.grad_keys])
+                [None if k is None else outputs[k] for k in self.grad_keys],
+                tuple([outputs[k] for k in self.trace.output_keys]))
         return cached
 
     def acquire(self) -> list:
@@ -135,8 +137,39 @@ class StaticCall(FunctionNode):
         return f"StaticCall({self.compiled.trace.graph.name})"
 
     def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        values = self._saved.run_arrays(inputs)
-        return tuple([values[k] for k in self.compiled.trace.output_keys])
+        plan = self._saved
+        plan.run_arrays(inputs)
+        return self.compiled.buffers(plan)[3]
+
+    def walk_leaves(self, gy: np.ndarray | None) -> bool:
+        """``backward()`` from this call's output when the node's inputs are all parameters
+        (leaves): replay the backward half and hand each trained parameter its gradient,
+        exactly as the engine's walk would (lent buffers, accumulation, release), without
+        the walk's generic bookkeeping; a compiled training step is this and a forward."""
+        compiled = self.compiled
+        plan = self._saved
+        if compiled.wanted or plan is None or config.debug or len(self.outputs) != 1 or (
+                gy is not None and type(gy) is not np.ndarray):
+            return False
+        _, seed_buffers, grad_buffers, _ = compiled.buffers(plan)
+        seed = seed_buffers[0]
+        if seed is not None:
+            seed[...] = 1.0 if gy is None else gy
+        params = self.inputs
+        for x, buf in zip(params, grad_buffers, strict=True):
+            if buf is not None and x._grad is buf:  # still lent from an earlier backward
+                x._grad = buf.copy()
+        plan.run_backward()
+        self._saved = None  # release the buffer set for the next call
+        for x, buf in zip(params, grad_buffers, strict=True):
+            if buf is None or not x.requires_grad:
+                continue
+            g = x._grad
+            if g is not None:
+                x._grad = g + buf  # a new sum, never in place: the caller may hold g
+            else:  # lent, as the engine lends it (a view of another buffer is copied)
+                x._grad = buf if buf.base is None else buf.copy()
+        return True
 
     def backward(self, target_input_indexes: tuple[int, ...],
                  grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -149,10 +182,10 @@ class StaticCall(FunctionNode):
             raise errors.GraphError(
                 f"{self.label}: the values saved for backward were freed by an earlier "
                 "backward(); call backward(retain_grad=True) to backpropagate twice")
-        outputs, seed_buffers, grad_buffers = self.compiled.buffers(plan)
+        _, seed_buffers, grad_buffers, _ = self.compiled.buffers(plan)
         for buf, gy in zip(seed_buffers, grad_outputs, strict=True):
             if buf is not None:
-                np.copyto(buf, 0.0 if gy is None else gy)
+                buf[...] = 0.0 if gy is None else gy  # a third of np.copyto's cost
         inputs = self.inputs
         n_inputs = len(self.compiled.wanted)  # node inputs: differentiated inputs, then params
         # A parameter whose .grad is still this plan's buffer from an earlier backward (no
@@ -213,21 +246,34 @@ class CompiledFunction:
         return dict(self.params)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves: list[Any] = []
-        layout = tuple([_flatten(a, leaves) for a in args])
-        if kwargs:
-            layout += tuple([(k, _flatten(v, leaves)) for k, v in kwargs.items()])
-        arrays = [v._array if isinstance(v, Variable) else np.asarray(v) for v in leaves]
+        leaves: Sequence[Any] = args
+        layout: tuple = (None,) * len(args)
+        if kwargs or any([isinstance(a, list | tuple) for a in args]):
+            leaves = []
+            layout = tuple([_flatten(a, leaves) for a in args])
+            if kwargs:
+                layout += tuple([(k, _flatten(v, leaves)) for k, v in kwargs.items()])
         backprop = config.enable_backprop
-        wanted = tuple([i for i, v in enumerate(leaves)
-                        if isinstance(v, Variable) and v.requires_grad]) if backprop else ()
+        # one pass over the leaves (this runs on every call): arrays, signature, gradients
+        arrays, signature, wanted = [], [], []
+        for i, v in enumerate(leaves):
+            if type(v) is np.ndarray:
+                a = v
+            elif isinstance(v, Variable):
+                a = v._array
+                if backprop and v.requires_grad:
+                    wanted.append(i)
+            else:
+                a = np.asarray(v)
+            arrays.append(a)
+            signature.append((a.shape, a.dtype))
         params = self._param_objects
         if params is None:
             params = self._param_objects = list(self._named_params().values())
         # which parameters are trained decides which gradients the plan computes
         trained = tuple([p.requires_grad for p in params]) if backprop else ()
-        key = (tuple([(a.shape, a.dtype) for a in arrays]), layout, config.train, backprop,
-               wanted, trained)
+        wanted = tuple(wanted)
+        key = (tuple(signature), layout, config.train, backprop, wanted, trained)
         compiled = self.cache.get(key)
         if compiled is None:
             self.stats.misses += 1

@@ -398,6 +398,7 @@ def generic_forward(node: Node, ins: list, outs: list[np.ndarray], ctx: Context)
                   for i, y in enumerate(ys))
         holder[0] = op
 
+    run.generic = True  # runs an op's own code: the plan switches backprop off around it
     return run
 
 
@@ -420,4 +421,5 @@ def generic_vjp(node: Node, fwd: Node, fwd_ins: list, fwd_outs: list, gys: list,
         g = gxs[index] if len(gxs) == len(fwd_ins) else gxs[0]
         np.copyto(out, g.array if hasattr(g, "array") else g)
 
+    run.generic = True
     return run
