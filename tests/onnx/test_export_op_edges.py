@@ -134,3 +134,21 @@ def test_split_on_the_batch_axis_exports_fixed_dims():
     proto = export(lambda v: get_op("split_axis")(2).apply((v,)), (x,),
                    output_names=["a", "b"])
     assert {p.key: p.value for p in proto.metadata_props}["batch"] == "fixed"
+
+
+def test_a_declared_op_in_a_spec_names_itself_its_place_and_the_reason(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    spec = tmp_path / "grad.yaml"
+    spec.write_text("graphtool: 1\nname: grad\nkind: static\ninputs:\n"
+                    "  x: {random: normal, shape: [3, 4]}\ngraph:\n"
+                    "  - {op: sum_to, shape: [4]}\noutputs: [_]\n")
+    out = tmp_path / "m.onnx"
+    result = CliRunner().invoke(app, ["export", str(spec), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    first = result.output.strip().splitlines()[0]
+    assert first.startswith("error: ") and "op 'sum_to'" in first, result.output
+    assert "grad.yaml:7:5" in first and "a gradient op" in first, result.output
+    assert not out.exists() and "Traceback" not in result.output
