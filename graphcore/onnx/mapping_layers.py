@@ -4,7 +4,9 @@ normalization) and of the LSTM cell, for any number of spatial axes (the 1-d and
 Chainer's conventions that ONNX spells differently are translated here:
 
 - ``cover_all`` (convolution): one last partial window, i.e. ``stride - 1`` more zeros at the
-  end of each axis; (max pooling): ONNX's ``ceil_mode``, the same output size.
+  end of each axis; (max pooling): ONNX's ``ceil_mode``, the same output size, except that
+  Chainer keeps a last window starting in the end padding (its max is -inf) where ONNX
+  Runtime drops it: those windows are pooled without ``ceil_mode`` and padded with -inf.
 - deconvolution ``outsize``: any size whose convolution gives the input's size, i.e. the
   default ``s (in - 1) + dk - 2 p`` minus up to ``s - 1`` (more padding at the end) or plus up
   to ``s - 1`` (ONNX's ``output_padding``). Both crop the full transposed convolution from
