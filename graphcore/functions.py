@@ -16,9 +16,7 @@ from graphcore.ops.array import (
     cast,
     concat,
     copy,
-    get_item,
     reshape,
-    scatter_add,
     split_axis,
     stack,
     sum_to,
@@ -35,6 +33,7 @@ from graphcore.ops.convolution import (
 )
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
+from graphcore.ops.indexing import get_item, scatter_add
 from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.loss import (
     log_softmax,

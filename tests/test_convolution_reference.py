@@ -233,6 +233,34 @@ def test_pooling_2d_matches_loops(kind, ksize, stride, pad, cover_all):
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
 
 
+MAX_POOLS = [(ksize, stride, pad, cover_all) for kind, ksize, stride, pad, cover_all in POOLS
+             if kind == "max"]
+
+
+@pytest.mark.parametrize("ksize, stride, pad, cover_all", MAX_POOLS)
+def test_max_pooling_indices_are_chainers(ksize, stride, pad, cover_all):
+    """``return_indices=True``: each maximum's offset in its window, ``kx + kw * ky`` (the
+    first on ties, as an argmax), found by looping over the padded windows."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 4, (2, 3, 7, 5)).astype(np.float32)  # ties: the first one wins
+    y, indexes = F.max_pooling_2d(x, ksize, stride, pad, cover_all, return_indices=True)
+    np.testing.assert_array_equal(y.array, F.max_pooling_2d(x, ksize, stride, pad,
+                                                            cover_all).array)
+    kh, kw = (ksize, ksize) if isinstance(ksize, int) else ksize
+    sy, sx = (kh, kw) if stride is None else (
+        (stride, stride) if isinstance(stride, int) else stride)
+    ph, pw = (pad, pad) if isinstance(pad, int) else pad
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph + sy), (pw, pw + sx)), constant_values=-np.inf)
+    assert indexes.shape == y.shape and indexes.dtype.kind == "i"
+    for n, c, i, j in itertools.product(*map(range, y.shape)):
+        window = xp[n, c, i * sy:i * sy + kh, j * sx:j * sx + kw]
+        assert indexes[n, c, i, j] == np.argmax(window)
+    _, indexes_1d = F.max_pooling_1d(x[:, :, 0], 3, 2, 1, return_indices=True)
+    xp1 = np.pad(x[:, :, 0], ((0, 0), (0, 0), (1, 3)), constant_values=-np.inf)
+    for n, c, i in itertools.product(*map(range, indexes_1d.shape)):
+        assert indexes_1d[n, c, i] == np.argmax(xp1[n, c, i * 2:i * 2 + 3])
+
+
 @pytest.mark.parametrize("kind, pad_value", [("max", 0), ("average", 0), ("average", None)])
 def test_pooling_1d_matches_loops(kind, pad_value):
     rng = np.random.default_rng(7)

@@ -16,7 +16,8 @@ from graphcore import initializers
 from graphcore.config import config
 from graphcore.errors import ShapeError
 from graphcore.links.link import ChainList, Link
-from graphcore.ops.array import get_item, transpose_sequence
+from graphcore.ops.array import transpose_sequence
+from graphcore.ops.indexing import get_item
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.variable import Parameter
 

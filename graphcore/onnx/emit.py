@@ -39,11 +39,30 @@ class Emitter:
         self.nodes: list = []
         self.initializers: list = []
         self.names: dict[int, str] = {}
-        self.count = 0
+        self.counter = [0]  # shared with child emitters (subgraphs): names stay unique
+        self.params: set[str] = set()  # parameter initializers added (shared with children)
+        # node id -> the axes whose size the exported value may change (an If's branches differ)
+        self.loose: dict[int, set[int]] = {}
+
+    def child(self, graph: Graph, batch_shapes: Mapping[int, tuple] | None,
+              where: Mapping[int, str]) -> Emitter:
+        """An emitter for a subgraph (If branch, Loop body): its own nodes, the same
+        initializers (outer-scope values a subgraph reads) and the same name counter."""
+        sub = Emitter(graph, self.opset, batch_shapes, where)
+        sub.initializers, sub.counter, sub.params = self.initializers, self.counter, self.params
+        sub.loose = self.loose
+        return sub
 
     def fresh(self, stem: str = "t") -> str:
-        self.count += 1
-        return f"{stem}{self.count}"
+        self.counter[0] += 1
+        return f"{stem}{self.counter[0]}"
+
+    def param(self, name: str, array: np.ndarray) -> str:
+        """A parameter's initializer, named after it, added once however many graphs read it."""
+        if name not in self.params:
+            self.params.add(name)
+            self.const(np.asarray(array), name)
+        return name
 
     def op(self, op_type: str, inputs: list[str], **attrs) -> str:
         return self.ops(op_type, inputs, 1, **attrs)[0]
@@ -119,8 +138,11 @@ def tensor_type(dtype: str) -> int:
 def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
                 params: Mapping[str, np.ndarray], *, opset: int, name: str,
                 metadata: Mapping[str, str], batch_shapes: Mapping[int, tuple] | None = None,
-                batch_inputs: tuple[str, ...] = (), where: Mapping[int, str] | None = None):
-    """The ONNX model of ``graph``'s forward nodes that ``outputs`` need."""
+                batch_inputs: tuple[str, ...] = (), where: Mapping[int, str] | None = None,
+                dim_name: str = "batch", lower=None):
+    """The ONNX model of ``graph``'s forward nodes that ``outputs`` need. ``dim_name``: the
+    symbolic dim of the axis that follows the batch (``length`` for one sequence example);
+    ``lower(emitter, node) -> bool`` emits the nodes it knows (control-flow regions)."""
     from onnx import helper
 
     if opset < MIN_OPSET:
@@ -136,16 +158,16 @@ def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
             e.names[node.id] = node.name
             dims = list(node.shape)
             if batch_shapes is not None and node.name in batch_inputs:
-                dims[0] = "batch"
+                dims[0] = dim_name
             graph_inputs.append(helper.make_tensor_value_info(node.name,
                                                               tensor_type(node.dtype), dims))
         elif node.op == "param":
-            e.names[node.id] = e.const(np.asarray(params[node.name]), node.name)
+            e.names[node.id] = e.param(node.name, params[node.name])
         elif node.op == "const":
             e.names[node.id] = e.const(graph.consts[node.id])
         elif node.op == "guard":
             continue
-        else:
+        elif lower is None or not lower(e, node):
             e.emit(node)
     graph_outputs = []
     for key, node_id in outputs.items():
@@ -154,8 +176,9 @@ def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
         dims: list = list(node.shape)
         if batch_shapes is not None:
             other = batch_shapes[node_id]
-            dims = [d if d == o else ("batch" if i == 0 else None)
+            dims = [d if d == o else (dim_name if i == 0 else None)
                     for i, (d, o) in enumerate(zip(node.shape, other, strict=True))]
+        dims = [None if i in e.loose.get(node_id, ()) else d for i, d in enumerate(dims)]
         graph_outputs.append(helper.make_tensor_value_info(key, tensor_type(node.dtype), dims))
     onnx_graph = helper.make_graph(e.nodes, name, graph_inputs, graph_outputs, e.initializers)
     model = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", opset)],

@@ -4,9 +4,9 @@ Both paths trace one forward run in evaluation mode (``config.train`` off: dropo
 identity, batch statistics are the running ones) and hand the IR to ``emit``. A second trace
 at the batch size plus one tells which axes follow the batch: inputs then get the symbolic dim
 ``batch``; when a traced shape cannot follow it, the model keeps fixed dims (metadata
-``batch: fixed``). Specs with control flow on live values go through ``control`` (one live
-``if``) or are refused naming the position (``spec_export``): a trace alone would take the
-traced path on every input.
+``batch: fixed``). Specs trace their live control flow as regions (``regions``), which the
+emitter turns into ONNX If/Loop (``control``): a plain trace would take the traced path on every
+input.
 """
 
 from __future__ import annotations
@@ -103,8 +103,13 @@ def _attrs(node) -> str:
 
 def to_model(traced_at: Callable[[dict], tuple[Any, dict[int, str]]],
              inputs: Mapping[str, np.ndarray], *, name: str, opset: int | None,
-             metadata: Mapping[str, str] | None = None):
-    """Trace with ``traced_at(inputs)`` (-> Trace, IR id -> spec position), then emit."""
+             metadata: Mapping[str, str] | None = None, lowering: Callable | None = None,
+             sequences: Sequence[str] = ()):
+    """Trace with ``traced_at(inputs)`` (-> Trace, IR id -> spec position), then emit.
+
+    ``lowering(trace, other_trace_or_None)``: the emitter's hook for nodes outside the op table
+    (control-flow regions). ``sequences``: inputs holding one sequence example (time on axis
+    0): their axis 0 is the symbolic dim ``length`` instead of the batch."""
     require_onnx()
     opset = DEFAULT_OPSET if opset is None else opset
     traced, where = traced_at(dict(inputs))
@@ -116,11 +121,13 @@ def to_model(traced_at: Callable[[dict], tuple[Any, dict[int, str]]],
     params = {k: p.array for k, p in traced.params.items()}
     meta = {"graphtool_version": _version(), "opset": str(opset), **(metadata or {})}
     _check_folded_inputs(traced_at, graph, inputs, names)
-    batch_inputs = _batch_inputs(inputs, names)
+    dim_name = "length" if sequences else "batch"
+    batch_inputs = tuple(n for n in names if n in sequences) if sequences \
+        else _batch_inputs(inputs, names)
     batch_shapes = None
     if batch_inputs:
         try:
-            other, _ = traced_at(_grown(inputs, batch_inputs))
+            other, _ = traced_at(_grown(inputs, batch_inputs))  # one more row / step
         except Exception:  # noqa: BLE001 - a model that only runs at its own batch size
             other = None
         if other is not None and _same_structure(graph, other.graph):
@@ -128,13 +135,15 @@ def to_model(traced_at: Callable[[dict], tuple[Any, dict[int, str]]],
     if batch_shapes is not None:
         try:
             return build_model(graph, names, outputs, params, opset=opset, name=name,
-                               metadata={**meta, "batch": "symbolic"},
+                               metadata={**meta, dim_name: "symbolic"},
                                batch_shapes=batch_shapes, batch_inputs=batch_inputs,
-                               where=where)
+                               where=where, dim_name=dim_name,
+                               lower=lowering(traced, other) if lowering else None)
         except FixedBatch:
             pass
     return build_model(graph, names, outputs, params, opset=opset, name=name,
-                       metadata={**meta, "batch": "fixed"}, where=where)
+                       metadata={**meta, dim_name: "fixed"}, where=where,
+                       lower=lowering(traced, None) if lowering else None)
 
 
 def export(model: Callable, args: Any, path: str | None = None, *,

@@ -8,6 +8,7 @@ from graphcore.ops import (  # noqa: F401
     convolution,
     embed,
     evaluation,
+    indexing,
     linalg,
     loss,
     lstm_cell,

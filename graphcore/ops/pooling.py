@@ -20,8 +20,9 @@ from graphcore import errors
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops._checks import is_float
 from graphcore.ops._windows import as_tuple, col2im, out_shape, padded, window_view
-from graphcore.ops.array import GetItem, Reshape, ScatterAdd
+from graphcore.ops.array import Reshape
 from graphcore.ops.convolution import Deconvolution1DFunction, Deconvolution2DFunction
+from graphcore.ops.indexing import GetItem, ScatterAdd
 from graphcore.registry import register_op
 
 _POOL_ATTRS = {
@@ -128,14 +129,23 @@ class _MaxPooling(_Pooling):
                     np.multiply(gy, picked, out=part)
                     gxp[taps] += part
             return (np.ascontiguousarray(gxp[crop]) if xp.shape != shape else gxp),
-        where = np.zeros(y.shape, np.intp)
-        for k, _, picked in self._winners(xp, y):
-            where[picked] = k
-        flat = self._flat_positions(where, xp.shape)
+        flat = self._flat_positions(self._argmax(xp, y), xp.shape)
         size = math.prod(xp.shape)
         gxp = ScatterAdd(flat, (size,)).apply((Reshape((-1,)).apply((gy,))[0],))[0]
         gx = Reshape(xp.shape).apply((gxp,))[0]
         return (GetItem(crop).apply((gx,))[0] if xp.shape != shape else gx),
+
+    def _argmax(self, xp: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Each window's maximum as its offset in the window, counted row-major over
+        ``ksize`` (Chainer's indexes: ``kx + kw * ky`` in 2-d; the first one on ties)."""
+        where = np.zeros(y.shape, np.intp)
+        for k, _, picked in self._winners(xp, y):
+            where[picked] = k
+        return where
+
+    def window_indices(self, y: np.ndarray) -> np.ndarray:
+        """``_argmax`` of the last forward, which made ``y`` (``return_indices=True``)."""
+        return self._argmax(self._saved[0], y)
 
     def _flat_positions(self, where: np.ndarray, padded_shape) -> np.ndarray:
         """The flat index, in the padded input, of each window's maximum."""
@@ -249,21 +259,25 @@ class AveragePooling1D(_AveragePooling):
     _deconv = Deconvolution1DFunction
 
 
-def _no_indices(label: str, return_indices: bool) -> None:
-    if return_indices:
-        raise NotImplementedError(f"{label}: return_indices=True is not supported")
+def _max_pooling(op: _MaxPooling, x, return_indices: bool):
+    y = op.apply((x,))[0]
+    if not isinstance(return_indices, bool | np.bool_):
+        raise errors.ArgumentTypeError(f"{op.label}: return_indices must be True or False, "
+                                       f"got {return_indices!r}")
+    return (y, op.window_indices(y.array)) if return_indices else y
 
 
 def max_pooling_2d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
-    """Chainer's ``F.max_pooling_2d`` (``stride`` defaults to ``ksize``)."""
-    _no_indices("MaxPooling2D", return_indices)
-    return MaxPooling2D(ksize, stride, pad, cover_all).apply((x,))[0]
+    """Chainer's ``F.max_pooling_2d`` (``stride`` defaults to ``ksize``). With
+    ``return_indices=True`` it returns ``(y, indexes)``: an integer array of ``y``'s shape
+    giving where in its window each maximum was (``kx + kw * ky``), as Chainer's."""
+    return _max_pooling(MaxPooling2D(ksize, stride, pad, cover_all), x, return_indices)
 
 
 def max_pooling_1d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
-    """Chainer's ``F.max_pooling_1d`` (``stride`` defaults to ``ksize``)."""
-    _no_indices("MaxPoolingND", return_indices)
-    return MaxPooling1D(ksize, stride, pad, cover_all).apply((x,))[0]
+    """Chainer's ``F.max_pooling_1d`` (``stride`` defaults to ``ksize``); ``return_indices``
+    as in ``max_pooling_2d`` (the offset in the window)."""
+    return _max_pooling(MaxPooling1D(ksize, stride, pad, cover_all), x, return_indices)
 
 
 def average_pooling_2d(x, ksize, stride=None, pad=0):

@@ -21,7 +21,8 @@ import numpy as np
 from graphcore import functions as F  # F.lstm is a composite defined there
 from graphcore.errors import ShapeError
 from graphcore.ops.activation import sigmoid, tanh
-from graphcore.ops.array import concat, get_item, reshape, split_axis, stack
+from graphcore.ops.array import concat, reshape, split_axis, stack
+from graphcore.ops.indexing import get_item
 from graphcore.ops.linalg import linear
 from graphcore.ops.noise import dropout
 

@@ -5,9 +5,9 @@ kernels over preallocated buffers) -> replay. ``compile`` / ``static_graph`` put
 cache keyed by the input signature.
 """
 
+from graphcore.static.call_node import StaticCall
 from graphcore.static.compile import (
     CompiledFunction,
-    StaticCall,
     compile,
     static_code,
     static_graph,

@@ -43,7 +43,7 @@ class Plan:
         self.params = dict(params)
         self.instances = dict(instances)
         self._after_trace = after_trace
-        self.call_buffers: Any = None  # a caller's view of the buffers (compile.StaticCall)
+        self.call_buffers: Any = None  # a caller's view of the buffers (call_node.StaticCall)
         self._lower()
 
     def _lower(self) -> None:

@@ -112,26 +112,6 @@ def test_opset_too_old_names_op_and_minimum(tmp_path):
     assert out.exists()
 
 
-def test_live_while_is_refused_with_its_position(tmp_path):
-    result = invoke("export", ROOT / "specs/adaptive_depth.yaml", "-o", tmp_path / "m.onnx")
-    _one_line_error(result, 1, "adaptive_depth.yaml:12:5", "a `while` on live values",
-                    "ONNX Loop is not implemented")
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_live_if_evaluated_twice_per_run_is_refused(tmp_path):
-    spec = tmp_path / "twice.yaml"
-    spec.write_text("graphtool: 1\nname: twice\nkind: dynamic\ninputs:\n"
-                    "  x: {random: normal, shape: [3]}\ngraph:\n"
-                    "  - repeat: 2\n    body:\n"
-                    "      - if: sum(_) > 0\n        then: [tanh]\n        else: [sigmoid]\n"
-                    "outputs: [_]\n")
-    out = tmp_path / "m.onnx"
-    result = invoke("export", spec, "-o", out)
-    _one_line_error(result, 1, "twice.yaml:9:", "evaluated 2 times")
-    assert not out.exists()
-
-
 def test_output_that_cannot_be_created_exits_73(tmp_path):
     (tmp_path / "afile").write_text("")
     result = invoke("export", ROOT / "specs/seed_static.yaml", "-o", tmp_path / "afile/m.onnx")

@@ -1,0 +1,207 @@
+"""A spec's training data: its inputs read and split into the batched rows and the shared
+inputs, with the validation part (``load_spec_data``); batches of rows; and the evaluation and
+prediction (in evaluation mode) the ``evaluate`` and ``predict`` commands run.
+"""
+
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.config import no_backprop_mode, using_config
+from graphcore.spec.inputs import make_inputs
+from graphcore.spec.interpreter import SpecModel, run_spec
+from graphcore.spec.model import Spec
+from graphcore.training.metrics import MetricError, metric_sums
+from graphcore.training.spec_settings import TrainingOptionError
+
+Array = np.ndarray | list[np.ndarray]
+
+
+@dataclass
+class SpecData:
+    """The training data split into the batched inputs (rows) and the shared ones."""
+
+    train: dict[str, Array]
+    validation: dict[str, Array] | None
+    shared: dict[str, Array]
+    # With a validation fraction: which rows of the data each part holds (for messages).
+    train_index: np.ndarray | None = None
+    validation_index: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return _rows(self.train)
+
+
+def _rows(arrays: Mapping[str, Array]) -> int:
+    first = next(iter(arrays.values()))
+    return len(first)
+
+
+def batched_inputs(spec: Spec, arrays: Mapping[str, Array]) -> list[str]:
+    """Inputs split into batches: those with a named batch dimension, and sequences."""
+    return [name for name, s in spec.inputs.items()
+            if s.batch_dim is not None or isinstance(arrays.get(name), list)]
+
+
+def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
+                   stdin: BinaryIO | None = None, split: bool = True) -> SpecData:
+    """Read the spec's inputs and split off the validation data (a seeded fraction, or the
+    ``validation: file:``). ``split=False`` keeps every row for training."""
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    names = batched_inputs(spec, arrays)
+    if not names:
+        raise TrainingOptionError(f"spec '{spec.name}' has no batched input to train over; "
+                                  "feed inputs from `data:` or name their leading axis "
+                                  "(shape: [batch, ...])")
+    rows = {n: arrays[n] for n in names}
+    shared = {n: v for n, v in arrays.items() if n not in rows}
+    v = spec.validation if split else None
+    validation = None
+    val_index = train_index = None
+    if v is not None and v.fraction is not None:
+        n = _rows(rows)
+        n_val = int(round(n * v.fraction))
+        if n_val < 1 or n_val >= n:
+            raise errors.SpecError(
+                f"validation fraction {v.fraction:g} of {n} rows leaves "
+                f"{n - n_val} for training and {n_val} for validation; both need at least one",
+                v.loc.file, v.loc.line, v.loc.col)
+        order = np.random.RandomState(seed if v.seed is None else v.seed).permutation(n)
+        val_index, train_index = np.sort(order[:n_val]), np.sort(order[n_val:])
+        validation = {k: _take(a, val_index) for k, a in rows.items()}
+        rows = {k: _take(a, train_index) for k, a in rows.items()}
+    elif v is not None and v.file is not None:
+        from graphcore.training.data_files import read_data
+
+        fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
+        validation = read_data(Path(spec.folder) / v.file, fed, v.loc)
+    return SpecData(rows, validation, shared, train_index, val_index)
+
+
+def _take(array: Array, index: np.ndarray) -> Array:
+    if isinstance(array, list):
+        return [array[int(i)] for i in index]
+    return array[index]
+
+
+def collate(batch: list[dict[str, Any]], shared: Mapping[str, Array],
+            sequences: frozenset[str]) -> dict[str, Array]:
+    """Examples -> the spec's inputs: rows stacked, sequences kept as lists, shared added."""
+    out: dict[str, Array] = dict(shared)
+    for key in batch[0]:
+        column = [example[key] for example in batch]
+        out[key] = column if key in sequences else np.stack(column)
+    return out
+
+
+def batches(arrays: Mapping[str, Array], batch_size: int):
+    """Consecutive slices of ``batch_size`` rows (the last may be shorter)."""
+    n = _rows(arrays)
+    for start in range(0, n, batch_size):
+        yield start, {k: v[start:start + batch_size] for k, v in arrays.items()}
+
+
+# ---------------------------------------------------------------------- evaluate, predict
+
+def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+                    metrics: tuple[str, ...] = (), seed: int | None = None) -> dict[str, float]:
+    """Loss and ``metrics`` over every row, in evaluation mode; exact means over rows."""
+    if spec.loss is None:
+        raise TrainingOptionError(f"spec '{spec.name}' has no loss to evaluate")
+    loss_sum, n = 0.0, 0
+    sums = {m: [0.0, 0] for m in metrics}
+    with using_config("train", False), no_backprop_mode():
+        for _, batch in batches(rows, batch_size):
+            size = _rows(batch)
+            result = run_spec(spec, model, {**(shared or {}), **batch}, backward=False,
+                              seed=spec.seed if seed is None else seed)
+            loss_sum += float(result.loss) * size
+            n += size
+            for m in metrics:
+                total, count = metric_value(m, result.loss_inputs)
+                sums[m][0] += total
+                sums[m][1] += count
+    out = {"loss": loss_sum / n}
+    out.update({m: (t / c if c else float("nan")) for m, (t, c) in sums.items()})
+    return out
+
+
+def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+                   shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+                   seed: int | None = None) -> dict[str, Array]:
+    """The spec's outputs for every row, in evaluation mode, computed ``batch_size`` rows at
+    a time and joined along the batch axis (sequences: one output per example)."""
+    parts: dict[str, list[Any]] = {name: [] for name in spec.outputs}
+    sequences = any(isinstance(v, list) for v in rows.values())
+    with using_config("train", False), no_backprop_mode():
+        for _, batch in batches(rows, batch_size):
+            result = run_spec(spec, model, {**(shared or {}), **batch}, backward=False,
+                              seed=spec.seed if seed is None else seed)
+            for name in spec.outputs:
+                if sequences:
+                    parts[name].extend(_array(o[name]) for o in result.example_outputs)
+                else:
+                    parts[name].append(_array(result.outputs[name]))
+    if sequences:
+        return parts
+    return {name: np.concatenate([np.atleast_1d(p) for p in values])
+            for name, values in parts.items()}
+
+
+def _array(value: Any) -> np.ndarray:
+    return np.asarray(getattr(value, "array", value))
+
+
+def metric_value(name: str, loss_inputs: list) -> tuple[float, int]:
+    """A metric's (sum, count) over the loss's inputs; a metric that does not fit is a
+    training option error."""
+    try:
+        return metric_sums(name, loss_inputs)
+    except MetricError as e:
+        raise TrainingOptionError(str(e)) from None
+
+
+def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
+    """Labels a softmax cross entropy cannot take (outside [0, classes), -1 ignored) are a
+    data error naming the input and the first bad row, found before training starts."""
+    loss = spec.loss
+    if loss is None or loss.op != "softmax_cross_entropy" or len(loss.inputs) < 2:
+        return
+    label = loss.inputs[1]
+    if label not in data.train or isinstance(data.train[label], list):
+        return
+    probe = {k: v[:1] for k, v in data.train.items()}
+    with using_config("train", False), no_backprop_mode():
+        try:
+            result = run_spec(spec, model, {**data.shared, **probe}, backward=False)
+        except errors.SpecRuntimeError:
+            return  # the loss itself will report what is wrong, at its step
+    logits = _array(result.loss_inputs[0][0]) if result.loss_inputs else None
+    if logits is None or logits.ndim != 2:
+        return
+    classes = logits.shape[1]
+    parts = (("training", data.train, data.train_index),
+             ("validation", data.validation or {}, data.validation_index))
+    for part, arrays, index in parts:
+        labels = arrays.get(label)
+        if labels is None:
+            continue
+        labels = np.asarray(labels).reshape(len(labels), -1)[:, 0]
+        bad = np.flatnonzero((labels != -1) & ((labels < 0) | (labels >= classes)))
+        if bad.size:
+            where = spec.inputs[label].loc
+            row = int(bad[0] if index is None else index[bad[0]]) + 1
+            what = "data row" if index is not None or part == "training" else "validation row"
+            raise errors.SpecError(
+                f"input '{label}': {what} {row} has label {labels[bad[0]].item()!r}, outside "
+                f"0..{classes - 1} for softmax_cross_entropy over {classes} classes "
+                f"({bad.size} such row{'s' * (bad.size != 1)})", where.file, where.line, where.col)
