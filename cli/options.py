@@ -40,6 +40,22 @@ def parse_passes(text: str | None) -> list[str] | None:
     return items
 
 
+class Batching(StrEnum):
+    """How per-example runs (sequence inputs) are batched: auto (grouped by path, padded
+    where the cost model says so), pad (padded into one bucket where the spec allows), off."""
+
+    auto = "auto"
+    pad = "pad"
+    off = "off"
+
+
+def batching_option() -> Any:
+    """The ``--batching`` option (a fresh ``typer.Option`` for each command)."""
+    return typer.Option(Batching.auto, "--batching", help="Per-example runs (lengths/examples "
+                        "inputs): auto groups examples by path and pads where it pays, pad "
+                        "pads every sequence into one batch, off runs one example at a time.")
+
+
 def plugin_option() -> Any:
     """The repeatable ``--plugin FILE`` option: Python files that register ops for specs."""
     return typer.Option([], "--plugin", help="Load a Python file that registers ops "

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import parse_passes, passes_option, plugin_option
+from cli.options import Batching, batching_option, parse_passes, passes_option, plugin_option
 from graphcore.spec import Spec
 from graphcore.spec.bench import (
     FIELDS,
@@ -54,6 +54,7 @@ def bench(
                                      "leading axis of every generated input."),
     profile: bool = typer.Option(False, "--profile", help="Add a per-op time table."),
     passes: str | None = passes_option(),
+    batching: Batching = batching_option(),
     plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
@@ -79,7 +80,7 @@ def bench(
     with _progress_bar(quiet) as progress:
         try:
             results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,
-                                  progress, pass_list)
+                                  progress, pass_list, batching.value)
         except BenchOptionError as e:
             raise CliError(str(e), USAGE, hint="without --batch each spec keeps its own "
                            "shapes") from None
@@ -189,6 +190,8 @@ def _render(results: Sequence[BenchResult], console: Console) -> None:
     output.show(console, _timing_table(results, console))
     if any(r.passes is not None for r in results):
         output.show(console, _passes_table(results, console))
+    if any(r.batching is not None for r in results):
+        output.show(console, _batching_table(results, console))
     for r in results:
         if r.profile is not None:
             output.show(console, _profile_table(r, console))
@@ -243,6 +246,20 @@ def _table(columns: dict[str, Any], rows: list[dict[str, Any]], title: str, cons
     for column in t.columns[1:]:
         column.justify = "right"
         column.no_wrap = True
+    return t
+
+
+def _batching_table(results: Sequence[BenchResult], console: Console):
+    """Per result whose examples ran batched: groups, padding waste, speedup over one example
+    at a time (the same mode with --batching off)."""
+    t = output.table("spec", "mode", "batching", "groups", "padding waste",
+                     "speedup over per-example", title="batched per-example runs",
+                     console=console)
+    for r in results:
+        if r.batching is not None:
+            t.add_row(r.spec, r.mode, r.batching, str(r.batching_groups),
+                      f"{100 * r.padding_waste:.1f}%",
+                      _or_dash(r.batching_speedup, lambda s: f"{s:.2f}x"))
     return t
 
 

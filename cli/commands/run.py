@@ -10,7 +10,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode, parse_passes, passes_option, plugin_option
+from cli.options import Batching, Mode, batching_option, parse_passes, passes_option, plugin_option
 from graphcore.config import using_config
 from graphcore.spec.report import run_report
 
@@ -22,6 +22,7 @@ def run(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode."),
     passes: str | None = passes_option(),
+    batching: Batching = batching_option(),
     seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -46,7 +47,8 @@ def run(
     loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
     with using_config("train", not eval_mode):
         report = run_report(loaded, seed=seed, params_file=str(params) if params else None,
-                            input_overrides=overrides, mode=mode.value, passes=pass_list)
+                            input_overrides=overrides, mode=mode.value, passes=pass_list,
+                            batching=batching.value)
     document = report.to_dict()
     origin = report.nonfinite_origin()
     if origin is not None:  # said even with -q: the numbers are not what they should be
@@ -92,6 +94,16 @@ def _render(doc: dict) -> None:
                   f"ms  total {timing['total']:.3f} ms")
     if doc.get("static") is not None:
         console.print(static_line(doc["static"], timing["compile"]))
+    if doc.get("batching") is not None:
+        console.print(batching_line(doc["batching"]))
+
+
+def batching_line(info: dict) -> str:
+    """How the examples ran: batched groups, or one at a time and why."""
+    if not info["applied"]:
+        return f"batching {info['mode']}  one example at a time: {info['reason']}"
+    return (f"batching {info['mode']}  {info['groups']} groups {info['group_sizes']}  "
+            f"{info['splits']} splits  padding waste {100 * info['padding_waste']:.1f}%")
 
 
 def static_line(static: dict, compile_ms: float) -> str:

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cli import files, output, train_workflow, workflow
 from cli.errors import USAGE, CliError, command
-from cli.options import Mode, parse_passes, passes_option, plugin_option
+from cli.options import Batching, Mode, batching_option, parse_passes, passes_option, plugin_option
 from graphcore import serializers
 from graphcore.spec.training import (
     DEFAULT_LR,
@@ -65,6 +65,7 @@ def train(
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "
                               "step replays one compiled plan)."),
     passes: str | None = passes_option(),
+    batching: Batching = batching_option(),
     seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -105,7 +106,8 @@ def train(
         try:
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,
                                 batch_size=batch_size, seed=seed, input_overrides=overrides,
-                                on_step=on_step, mode=mode.value, passes=pass_list)
+                                on_step=on_step, mode=mode.value, passes=pass_list,
+                                batching=batching.value)
         except TrainingOptionError as e:
             raise CliError(str(e), USAGE) from None
     folder = files.artifact_dir(out_dir, loaded.name)

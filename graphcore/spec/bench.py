@@ -74,6 +74,12 @@ class BenchResult:
     passes: list[dict[str, Any]] | None = None  # static: name, nodes_removed, bytes_saved
     cache_hits: int | None = None  # static: the plan cache after the timed iterations
     cache_misses: int | None = None
+    # per-example runs batched (spec.batching): its mode, groups formed, padded share of the
+    # example-steps, and the per-example median over this one (None when nothing batched)
+    batching: str | None = None
+    batching_groups: int | None = None
+    padding_waste: float | None = None
+    batching_speedup: float | None = None
 
     @property
     def total_ms(self) -> list[float]:
@@ -101,6 +107,10 @@ class BenchResult:
         doc["peak_memory_bytes"] = self.peak_memory_bytes
         doc["cache_hits"] = self.cache_hits
         doc["cache_misses"] = self.cache_misses
+        doc["batching"] = self.batching
+        doc["batching_groups"] = self.batching_groups
+        doc["padding_waste"] = self.padding_waste
+        doc["batching_speedup"] = self.batching_speedup
         doc["passes"] = None if self.passes is None else [dict(p) for p in self.passes]
         doc["profile"] = None
         if self.profile is not None:
@@ -111,27 +121,32 @@ class BenchResult:
 FIELDS = ("spec", "mode", "batch", "seed", "repeat", "warmup", "examples", "median_ms",
           "min_ms", "max_ms", "iqr_ms", "forward_median_ms", "forward_min_ms", "forward_max_ms",
           "backward_median_ms", "backward_min_ms", "backward_max_ms", "compile_ms", "speedup",
-          "peak_memory_bytes", "cache_hits", "cache_misses")
+          "peak_memory_bytes", "cache_hits", "cache_misses", "batching", "batching_groups",
+          "padding_waste", "batching_speedup")
 """The flat keys of ``BenchResult.to_dict()``, in table order (the CSV header)."""
 
 
 def bench_spec(spec: Spec, modes: Sequence[str] = MODES, batches: Sequence[int] | None = None,
                repeat: int = 10, warmup: int = 2, profile: bool = False,
                seed: int | None = None, progress: Progress | None = None,
-               passes: Sequence[str] | None = None) -> list[BenchResult]:
+               passes: Sequence[str] | None = None,
+               batching: str = "auto") -> list[BenchResult]:
     """Benchmark one spec: a result per (batch size, mode), batch sizes in the given order."""
     return bench_specs([spec], modes, batches, repeat, warmup, profile, seed, progress,
-                       passes)
+                       passes, batching)
 
 
 def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
                 batches: Sequence[int] | None = None, repeat: int = 10, warmup: int = 2,
                 profile: bool = False, seed: int | None = None,
                 progress: Progress | None = None,
-                passes: Sequence[str] | None = None) -> list[BenchResult]:
+                passes: Sequence[str] | None = None,
+                batching: str = "auto") -> list[BenchResult]:
     """Benchmark several specs; every option is checked against every spec before anything
     runs, so a bad combination fails at once. ``passes`` applies to static mode."""
     _check_options(modes, batches, repeat, warmup, passes)
+    if batching not in ("auto", "pad", "off"):
+        raise BenchOptionError(f"batching must be auto, pad or off, got {batching!r}")
     plans = [(s, batched_spec(s, b)) for s in specs for b in (batches or [None])]
     per_run = warmup + repeat + 1 + (repeat if profile else 0)
     total = len(plans) * len(modes) * per_run
@@ -141,7 +156,7 @@ def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
         run_seed = original.seed if seed is None else seed
         inputs = _data_rows(variant, make_inputs(variant.inputs, run_seed, variant.folder))
         group = [_bench_mode(variant, inputs, mode, run_seed, repeat, warmup, profile, counter,
-                             passes) for mode in modes]
+                             passes, batching) for mode in modes]
         _set_speedups(group)
         results.extend(group)
     return results
@@ -200,13 +215,14 @@ class _Dynamic:
     """Define-by-run: every iteration records a fresh graph. Nothing to compile."""
 
     def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
-                 passes: Sequence[str] | None = None) -> None:
-        self.spec, self.inputs, self.seed = spec, inputs, seed
+                 passes: Sequence[str] | None = None, batching: str = "auto") -> None:
+        self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
         self.model = build_model(spec, seed)
         self.compile_ms: float | None = None
 
     def step(self) -> RunResult:
-        return run_spec(self.spec, self.model, self.inputs, seed=self.seed)
+        return run_spec(self.spec, self.model, self.inputs, seed=self.seed,
+                        batching=self.batching)
 
     def finish(self, result: BenchResult) -> None:
         """Add what this mode knows beyond timings (nothing, define-by-run)."""
@@ -217,23 +233,24 @@ class _Static:
     timed here, apart from the iterations); later calls replay it."""
 
     def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
-                 passes: Sequence[str] | None = None) -> None:
+                 passes: Sequence[str] | None = None, batching: str = "auto") -> None:
         from graphcore.static.spec_mode import StaticSpecRunner
 
-        self.spec, self.inputs, self.seed = spec, inputs, seed
+        self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
         self.model = build_model(spec, seed)
         self.runner = StaticSpecRunner(spec, self.model, passes=passes)
-        self.runner.run(inputs, seed=seed)
+        self.runner.run(inputs, seed=seed, batching=batching)
         self.compile_ms: float | None = self.runner.stats.compile_ms
 
     def step(self) -> RunResult:
-        return self.runner.run(self.inputs, seed=self.seed)
+        return self.runner.run(self.inputs, seed=self.seed, batching=self.batching)
 
     def finish(self, result: BenchResult) -> None:
         stats, variant = self.runner.stats, self.runner.last
         result.cache_hits, result.cache_misses = stats.hits, stats.misses
-        result.passes = [{"name": r.name, "nodes_removed": r.nodes_removed,
-                          "bytes_saved": r.bytes_saved} for r in variant.reports]
+        result.passes = None if variant is None else [
+            {"name": r.name, "nodes_removed": r.nodes_removed, "bytes_saved": r.bytes_saved}
+            for r in variant.reports]
 
 
 RUNNERS = {"dynamic": _Dynamic, "static": _Static}
@@ -241,8 +258,8 @@ RUNNERS = {"dynamic": _Dynamic, "static": _Static}
 
 def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat: int,
                 warmup: int, profile: bool, counter: _Counter,
-                passes: Sequence[str] | None = None) -> BenchResult:
-    runner = RUNNERS[mode](spec, inputs, seed, passes)
+                passes: Sequence[str] | None = None, batching: str = "auto") -> BenchResult:
+    runner = RUNNERS[mode](spec, inputs, seed, passes, batching)
     where = f"{spec.name} {mode}" + ("" if leading_axis(spec) is None
                                      else f" batch {leading_axis(spec)}")
     result = BenchResult(spec.name, mode, leading_axis(spec), seed, repeat, warmup,
@@ -257,6 +274,8 @@ def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat
         result.examples = run.examples
         counter.tick(f"{where}: timing")
     runner.finish(result)
+    _batching(result, run, lambda: RUNNERS[mode](spec, inputs, seed, passes, "off"), warmup,
+              repeat, counter)
     result.peak_memory_bytes = _peak_bytes(runner.step)
     counter.tick(f"{where}: memory")
     if profile:
@@ -266,6 +285,24 @@ def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat
                 counter.tick(f"{where}: profile")
         result.profile = report
     return result
+
+
+def _batching(result: BenchResult, last: RunResult, per_example, warmup: int, repeat: int,
+              counter: _Counter) -> None:
+    """When the examples ran batched: groups, padding, and the per-example run timed too."""
+    info = last.batching
+    if not info or not info["applied"]:
+        return
+    result.batching = info["mode"]
+    result.batching_groups = info["groups"]
+    result.padding_waste = info["padding_waste"]
+    runner = per_example()
+    for _ in range(warmup):
+        runner.step()
+    times = [sum(_untroubled(runner.step).timing_ms[k] for k in ("forward", "backward"))
+             for _ in range(repeat)]
+    if result.median_ms > 0:
+        result.batching_speedup = round(float(np.median(times)) / result.median_ms, 3)
 
 
 def _untroubled(step: Callable[[], RunResult]) -> RunResult:

@@ -38,6 +38,7 @@ from graphcore.spec.model import (
     Step,
     WhileStep,
 )
+from graphcore.spec.predicate_scope import PredicateScope as _PredicateScope
 from graphcore.spec.sizes import oversized
 from graphcore.spec.step_plan import plan_of
 from graphcore.spec.validation import MAX_TRIPS
@@ -75,6 +76,7 @@ class RunResult:
     loss_variable: Variable | None = None
     # The arrays the loss step took, one tuple per example (metrics compare them).
     loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
+    batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
 
 
 class SpecModel(Chain):
@@ -123,13 +125,24 @@ def build_model(spec: Spec, seed: int | None = None) -> SpecModel:
 
 
 def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
-             backward: bool = True, seed: int | None = None) -> RunResult:
+             backward: bool = True, seed: int | None = None,
+             batching: str = "auto") -> RunResult:
     """Run ``spec`` forward on ``inputs`` (arrays, or lists of arrays for sequence inputs) and,
     when it has a loss and ``backward`` is set, backward; gradients land in ``model``'s
-    parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step."""
+    parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step.
+    Per-example runs are batched (``batching``: auto, pad or off; ``spec.batching``)."""
     check_spec("run_spec", spec)
     check_model("run_spec", model)
     check_inputs("run_spec", spec, inputs)
+    if _has_sequences(inputs):
+        from graphcore.spec import batching as batcher
+        return batcher.run(spec, model, inputs, backward, seed, batching, _run_examples)
+    return _run_examples(spec, model, inputs, backward, seed)
+
+
+def _run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
+                  seed: int | None) -> RunResult:
+    """``run_spec`` one example at a time."""
     sequences = _has_sequences(inputs)
     n = _example_count(spec, inputs) if sequences else 1
     model.cleargrads()
@@ -457,31 +470,6 @@ class _Run:
                     return self.failure(step.loc, f"{step.op} produced NaN or Inf, which "
                                         "reached the loss")
         return self.failure(self.spec.loss.loc, "the loss is NaN or Inf")
-
-
-class _PredicateScope(Mapping):
-    """Names a predicate may read: values, ``params.k`` and ``loop.i`` / ``loop.t``."""
-
-    def __init__(self, env: dict[str, Any], params: dict[str, Any],
-                 loops: list[dict[str, int]]) -> None:
-        self.env = env
-        self.params = params
-        self.loop = loops[-1] if loops else {}
-
-    def __getitem__(self, key: str) -> Any:
-        if key.startswith("params."):
-            return self.params[key[7:]]
-        if key.startswith("loop."):
-            return self.loop[key[5:]]
-        return self.env[key]
-
-    def __iter__(self):
-        yield from self.env
-        yield from (f"params.{k}" for k in self.params)
-        yield from (f"loop.{k}" for k in self.loop)
-
-    def __len__(self) -> int:
-        return len(self.env) + len(self.params) + len(self.loop)
 
 
 def _layer_scopes(spec: Spec) -> Iterator[tuple[str, OpStep]]:

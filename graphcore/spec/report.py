@@ -129,6 +129,8 @@ class RunReport:
         }
         if self.static is not None:
             doc["static"] = self.static_summary()
+        if self.result.batching is not None:
+            doc["batching"] = self.result.batching
         return doc
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -164,12 +166,13 @@ def summarize(value: Any) -> dict[str, Any]:
 def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None = None,
                input_overrides: Mapping[str, str] | None = None,
                stdin: BinaryIO | None = None, mode: str = "dynamic",
-               passes: Sequence[str] | None = None) -> RunReport:
+               passes: Sequence[str] | None = None, batching: str = "auto") -> RunReport:
     """Run ``spec`` once (loading ``params_file`` first when given) and report it.
 
     ``mode``: ``dynamic`` (define-by-run) or ``static`` (traced, optimized and run as a plan;
     ``passes`` selects the passes as ``graphcore.static.passes.select`` reads them, e.g.
-    ``["-fuse"]``; an unknown name raises ``ValueError``)."""
+    ``["-fuse"]``; an unknown name raises ``ValueError``). ``batching``: how per-example runs
+    are batched (auto, pad, off; ``spec.batching``)."""
     from graphcore.spec import make_inputs, run_spec
 
     if mode not in MODES:
@@ -188,7 +191,7 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
         from graphcore.static.spec_mode import StaticSpecRunner
 
         runner = StaticSpecRunner(spec, model, passes=passes)
-        result = runner.run(inputs, seed=seed)
+        result = runner.run(inputs, seed=seed, batching=batching)
     else:
-        result = run_spec(spec, model, inputs, seed=seed)
+        result = run_spec(spec, model, inputs, seed=seed, batching=batching)
     return RunReport(spec, seed, mode, result, model, runner, inputs, params_file)

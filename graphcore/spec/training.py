@@ -129,10 +129,12 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
                input_overrides: Mapping[str, str] | None = None,
                stdin: BinaryIO | None = None,
                on_step: Callable[[int, float], None] | None = None,
-               mode: str = "dynamic", passes: Sequence[str] | None = None) -> TrainResult:
+               mode: str = "dynamic", passes: Sequence[str] | None = None,
+               batching: str = "auto") -> TrainResult:
     """Train ``spec``'s parameters for ``steps`` updates; see the module docstring.
 
-    ``mode``: ``dynamic`` or ``static``; ``passes`` (static mode) as ``select`` reads them."""
+    ``mode``: ``dynamic`` or ``static``; ``passes`` (static mode) as ``select`` reads them;
+    ``batching``: how per-example runs are batched (``spec.batching``)."""
     require_loss(spec, "train")
     if mode not in ("dynamic", "static"):
         raise TrainingOptionError(f"unknown mode {mode!r}; choose dynamic or static")
@@ -144,13 +146,13 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     data = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     batches = Batches(data, batch_size, seed)
     opt.setup(model)
-    run = functools.partial(run_spec, spec, model)
+    run = functools.partial(run_spec, spec, model, batching=batching)
     runner = None
     if mode == "static":
         from graphcore.static.spec_mode import StaticSpecRunner
 
         runner = StaticSpecRunner(spec, model, passes=passes)
-        run = runner.run
+        run = functools.partial(runner.run, batching=batching)
     losses = []
     # A diverging run overflows somewhere; numpy's warnings would only repeat, less precisely,
     # the error the interpreter raises naming the step whose value turned NaN or Inf.

@@ -86,7 +86,9 @@ class InputsReader:
         if spec.distribution in ("normal", "uniform") and not spec.dtype.startswith("float"):
             self.error(node["dtype"].loc, f"input '{name}': random {spec.distribution} values "
                        f"cannot be {spec.dtype}", "use random: randint for integers")
-        if "lengths" in node:
+        if "examples" in node:
+            self.read_examples(node, spec)
+        elif "lengths" in node:
             spec.lengths = self.read_lengths(node["lengths"], spec)
         elif spec.shape and None in spec.shape and spec.batch_dim is None:
             self.error(node.loc, f"input '{name}': a null length in shape needs 'lengths'")
@@ -201,6 +203,23 @@ class InputsReader:
                        "null axis is the sequence length)")
         return tuple(value)
 
+    def read_examples(self, node: Any, spec: InputSpec) -> None:
+        """``examples: N``: N examples of ``shape`` each, the same as ``lengths`` of N equal
+        lengths (``shape[0]``) with a null first size."""
+        value = self.value(node["examples"])
+        if "lengths" in node:
+            self.error(node["examples"].loc, f"input '{spec.name}': give lengths or examples, "
+                       "not both")
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.error(node["examples"].loc, f"examples must be a positive integer, got "
+                       f"{self.show(node['examples'])}")
+        elif not spec.shape or spec.shape[0] is None:
+            self.error(node["examples"].loc, f"input '{spec.name}': examples needs the shape "
+                       "of one example, with at least one axis and no null size")
+        else:
+            spec.lengths = (spec.shape[0],) * value
+            spec.shape = (None, *spec.shape[1:])
+
     def check_size(self, spec: InputSpec) -> None:
         if not spec.shape:
             return
@@ -217,9 +236,9 @@ class InputsReader:
 
 
 _INPUT_KEYS = {
-    "random": ("shape", "low", "high", "mean", "std", "dtype", "lengths"),
-    "zeros": ("dtype", "lengths"),
-    "ones": ("dtype", "lengths"),
+    "random": ("shape", "low", "high", "mean", "std", "dtype", "lengths", "examples"),
+    "zeros": ("dtype", "lengths", "examples"),
+    "ones": ("dtype", "lengths", "examples"),
     "file": ("key", "delimiter", "skip_header", "dtype", "shape"),
     "stdin": ("dtype", "shape"),
 }

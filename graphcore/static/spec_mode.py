@@ -78,7 +78,17 @@ class StaticSpecRunner:
 
     # --- one call ---------------------------------------------------------------------------
     def run(self, inputs: Mapping[str, Any], *, backward: bool = True,
-            seed: int | None = None) -> RunResult:
+            seed: int | None = None, batching: str = "auto") -> RunResult:
+        """One call; per-example runs are batched as ``run_spec`` batches them, each group
+        (or padded bucket) replaying its own cached plan (``spec_batching``)."""
+        if any(isinstance(v, list) for v in inputs.values()):
+            from graphcore.static import spec_batching
+            return spec_batching.run(self, inputs, backward, seed, batching)
+        return self.run_examples(inputs, backward=backward, seed=seed)
+
+    def run_examples(self, inputs: Mapping[str, Any], *, backward: bool = True,
+                     seed: int | None = None) -> RunResult:
+        """``run`` one example at a time."""
         n = interpreter._example_count(self.spec, inputs)
         self.model.cleargrads()
         path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
@@ -133,9 +143,12 @@ class StaticSpecRunner:
                          path=path, timing_ms=timing, examples=n, example_outputs=per_example,
                          loss_inputs=loss_args)
 
-    def _forward(self, example: dict[str, np.ndarray], backward: bool):
+    def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None):
+        """The variant replayed (or traced) for ``example`` and its values; (None, None) when
+        the cache is full. ``make_call(path)``: the traced function (default: one run)."""
         wants = backward and config.train and self.spec.loss is not None
-        key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants)
+        key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants,
+               make_call is not None)
         variants = self.cache.get(key, [])
         # Every attempt (a replay a guard may stop, then the trace) starts from the same
         # random state, so dropout draws what define-by-run would have drawn. Only a plan
@@ -168,14 +181,14 @@ class StaticSpecRunner:
             # than define-by-run), so this call runs define-by-run and the cache is kept.
             self.uncached += 1
             return None, None
-        variant = self._compile(example, wants)
+        variant = self._compile(example, wants, make_call)
         variants.insert(0, variant)
         self.cache[key] = variants
         self.stats.keys = list(self.cache)
         self.last = variant
         return variant, variant.plan.run(example, backward=False)
 
-    def _compile(self, example: dict[str, np.ndarray], grads: bool) -> _Variant:
+    def _compile(self, example: dict[str, np.ndarray], grads: bool, make_call=None) -> _Variant:
         start = time.perf_counter()
         spec, model = self.spec, self.model
         records: list[dict[str, Any]] = []
@@ -204,6 +217,8 @@ class StaticSpecRunner:
                     Variable(np.asarray(value), requires_grad=False)
             return result
 
+        if make_call is not None:
+            call = make_call(path)
         interpreter.PREDICATE_HOOKS.append(hook)
         try:
             traced = trace(None, example, self.params(), name=spec.name, grads=grads,

@@ -23,11 +23,11 @@ def test_paths_beyond_the_cache_run_define_by_run_with_equal_results():
     spec = _spec()
     inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
     dynamic_model = build_model(spec)
-    expected = run_spec(spec, dynamic_model, inputs)
+    expected = run_spec(spec, dynamic_model, inputs, batching="off")  # one example at a time
     static_model = build_model(spec)
     runner = StaticSpecRunner(spec, static_model, cache_size=3)
     for _ in range(3):
-        got = runner.run(inputs)
+        got = runner.run(inputs, batching="off")
         assert got.loss == np.float64(got.loss)
         np.testing.assert_allclose(got.loss, expected.loss, rtol=1e-5)
         assert [e.to_dict() for e in got.path] == [e.to_dict() for e in expected.path]

@@ -1,0 +1,195 @@
+"""A live predicate evaluated for every example of a batch at once.
+
+``outcomes(predicate, scope, batched, batch)`` gives one boolean per example: names in
+``batched`` hold values with a leading example axis, the others are shared. Functions reduce
+over each example's own axes (``mean(x)`` is one number per example) and arithmetic aligns the
+examples' shapes as one example's evaluation would. A case the vectorised form does not cover
+(strings, a possible division by zero, a value of more than one element, NaN) is evaluated one
+example at a time with the ordinary evaluator, so errors are exactly the per-example ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from graphcore.spec import predicate as pred
+from graphcore.spec.predicate_eval import (
+    _COMPARISONS,
+    _NUMPY_ARITHMETIC,
+    _arithmetic,
+    _call,
+    _evaluate,
+    _lookup,
+    _numeric,
+    _truth,
+)
+from graphcore.spec.predicate_nodes import (
+    Arithmetic,
+    Boolean,
+    Call,
+    Compare,
+    Logical,
+    Name,
+    Negate,
+    Node,
+    Not,
+    Number,
+    String,
+)
+
+
+class _Scalarwise(Exception):
+    """Fall back to one evaluation per example."""
+
+
+def outcomes(predicate: pred.Predicate, scope: Mapping[str, object], batched: set[str],
+             batch: int) -> np.ndarray:
+    """One outcome per example (a bool array of length ``batch``)."""
+    try:
+        value, is_batched = _ev(predicate.root, scope, batched, batch)
+        return _truths(value, is_batched, batch)
+    except (_Scalarwise, pred.PredicateError, TypeError, ValueError, OverflowError):
+        return _one_by_one(predicate, scope, batched, batch)
+
+
+def _one_by_one(predicate: pred.Predicate, scope: Mapping[str, object], batched: set[str],
+                batch: int) -> np.ndarray:
+    names = {ref.name for ref in predicate.name_refs()}
+    values = {name: scope[name] for name in names if name in scope}
+    result = np.empty(batch, dtype=bool)
+    for i in range(batch):
+        env = {k: (_array(v)[i] if k in batched else v) for k, v in values.items()}
+        result[i] = predicate.evaluate_bool(env)
+    return result
+
+
+def _array(value: object) -> np.ndarray:
+    return value.array if hasattr(value, "array") and not isinstance(value, np.ndarray) \
+        else np.asarray(value)
+
+
+def _truths(value, is_batched: bool, batch: int) -> np.ndarray:
+    if not is_batched:
+        return np.full(batch, _truth(value, "predicate", 1, 1))
+    if isinstance(value, str) or np.size(value) != batch:
+        raise _Scalarwise
+    array = np.asarray(value).reshape(batch)
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise _Scalarwise
+    return array.astype(bool)
+
+
+def _align(a, a_batched: bool, b, b_batched: bool):
+    """Give the batched operands one rank, so each example broadcasts as it would alone."""
+    ra = np.ndim(a) - a_batched
+    rb = np.ndim(b) - b_batched
+    rank = max(ra, rb)
+
+    def lift(x, is_batched, r):
+        if not is_batched or r >= rank:
+            return x
+        x = np.asarray(x)
+        return x.reshape((x.shape[0],) + (1,) * (rank - r) + x.shape[1:])
+
+    return lift(a, a_batched, ra), lift(b, b_batched, rb)
+
+
+def _ev(node: Node, env: Mapping[str, object], batched: set[str], batch: int):
+    if not _reads(node, batched):
+        return _evaluate(node, env), False  # shared: the ordinary evaluation
+    match node:
+        case Number(value=value) | String(value=value) | Boolean(value=value):
+            return value, False
+        case Name(name=name):
+            value = _lookup(node, env)
+            if name in batched:
+                if not isinstance(value, np.ndarray) or value.shape[:1] != (batch,):
+                    raise _Scalarwise
+                return value, True
+            return value, False
+        case Call(argument=argument):
+            value, is_batched = _ev(argument, env, batched, batch)
+            if not is_batched:
+                return _call(node, value), False
+            return _batched_call(node.function, _numeric(value), batch)
+        case Negate(operand=operand):
+            value, is_batched = _ev(operand, env, batched, batch)
+            if not is_batched or isinstance(value, str):
+                raise _Scalarwise
+            return np.negative(_numeric(value)), True
+        case Not(operand=operand):
+            value, is_batched = _ev(operand, env, batched, batch)
+            return ~_truths(value, is_batched, batch), True
+        case Compare(op=op, left=left, right=right):
+            a, fa = _ev(left, env, batched, batch)
+            b, fb = _ev(right, env, batched, batch)
+            if not (fa or fb):
+                return _evaluate(node, env), False
+            if isinstance(a, str) or isinstance(b, str):
+                raise _Scalarwise
+            a, b = _align(a, fa, b, fb)
+            return _COMPARISONS[op](a, b), True
+        case Arithmetic(first=first, steps=steps):
+            value, is_batched = _ev(first, env, batched, batch)
+            for step in steps:
+                other, other_batched = _ev(step.operand, env, batched, batch)
+                if not (is_batched or other_batched):
+                    value = _arithmetic(step.op, value, other, step.column)
+                    continue
+                if isinstance(value, str) or isinstance(other, str):
+                    raise _Scalarwise
+                if step.op in "/%" and np.any(np.asarray(_numeric(other)) == 0):
+                    raise _Scalarwise  # one example may divide by zero: its own error
+                a, b = _align(_numeric(value), is_batched, _numeric(other), other_batched)
+                with np.errstate(all="ignore"):
+                    value = _NUMPY_ARITHMETIC[step.op](a, b)
+                is_batched = True
+            return value, is_batched
+        case Logical(op=op, operands=operands):
+            truths = [_truths(*_ev(o, env, batched, batch), batch) for o in operands]
+            combined = np.logical_or.reduce(truths) if op == "or" else \
+                np.logical_and.reduce(truths)
+            return combined, True
+    raise _Scalarwise
+
+
+def _reads(node: Node, batched: set[str]) -> bool:
+    match node:
+        case Name(name=name):
+            return name in batched
+        case Call(argument=argument) | Negate(operand=argument) | Not(operand=argument):
+            return _reads(argument, batched)
+        case Compare(left=left, right=right):
+            return _reads(left, batched) or _reads(right, batched)
+        case Arithmetic(first=first, steps=steps):
+            return _reads(first, batched) or any(_reads(s.operand, batched) for s in steps)
+        case Logical(operands=operands):
+            return any(_reads(o, batched) for o in operands)
+    return False
+
+
+def _batched_call(name: str, value: np.ndarray, batch: int):
+    if name == "abs":
+        return np.abs(value), True
+    per = value.shape[1:]
+    if name == "size":
+        return int(np.prod(per, dtype=np.int64)), False
+    if name == "dim":
+        return len(per), False
+    if name == "len":
+        if not per:
+            raise _Scalarwise
+        return int(per[0]), False
+    if value.size == 0:
+        raise _Scalarwise
+    axes = tuple(range(1, value.ndim))
+    with np.errstate(all="ignore"):
+        if name == "norm":
+            flat = value.reshape(batch, -1)
+            return np.sqrt(np.einsum("ij,ij->i", flat, flat)) if flat.dtype.kind == "f" \
+                else np.linalg.norm(flat, axis=1), True
+        reduce = {"mean": np.mean, "sum": np.sum, "min": np.min, "max": np.max,
+                  "std": np.std}[name]
+        return reduce(value, axis=axes), True

@@ -1,0 +1,317 @@
+"""Automatic batching of per-example runs (``batching="auto" | "pad" | "off"``).
+
+A spec with sequence inputs (``lengths``, or ``examples: N``) runs once per example. Batching
+runs the examples in groups instead, each group as one pass with a leading example axis
+(``batch_run``): examples start grouped by their shapes (the sequence lengths) or, where the
+spec allows it (``batch_analysis``), padded into buckets with a mask; a live predicate on
+which a group's examples disagree splits it, and each side reruns as its own group, so every
+group that finishes took one path (branch outcomes, trip counts, lengths). Per-example
+outputs, losses and the path are then read back per example, and gradients are the group
+losses' sum scaled by ``1 / examples``: the same as the per-example accumulation within float
+rounding.
+
+``auto`` chooses buckets with a cost model: a pass over ``rows`` examples for ``steps`` time
+steps costs ``steps * (OVERHEAD_ROWS + rows)``, so padding pays when many distinct lengths
+would each pay the per-step overhead; ``pad`` pads every example into one bucket; ``off`` runs
+one example at a time. A spec that cannot batch (an op or layer without a batching rule,
+randomness in training, a lazily sized parameter on the first call) runs one example at a
+time, with the reason in ``BatchingInfo.reason``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graphcore import functions as F
+from graphcore.config import config
+from graphcore.spec.batch_analysis import analysis_of
+from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
+from graphcore.spec.float_errors import ignoring_float_errors
+from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
+from graphcore.spec.model import Spec
+from graphcore.variable import Variable
+
+MODES = ("auto", "pad", "off")
+OVERHEAD_ROWS = 64  # the cost model: one step's fixed cost, in examples' worth of work
+
+
+@dataclass
+class BatchingInfo:
+    """How a call batched: groups run (after splits), examples per group, padded steps."""
+
+    mode: str
+    applied: bool = False
+    reason: str | None = None
+    groups: int = 0
+    group_sizes: list[int] = field(default_factory=list)
+    splits: int = 0
+    padded_steps: int = 0  # example-steps computed past an example's end
+    steps: int = 0  # example-steps computed in all
+
+    @property
+    def padding_waste(self) -> float:
+        return self.padded_steps / self.steps if self.steps else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "applied": self.applied, "reason": self.reason,
+                "groups": self.groups, "group_sizes": self.group_sizes,
+                "splits": self.splits, "padding_waste": round(self.padding_waste, 4)}
+
+
+@dataclass
+class Group:
+    """Examples ``index`` with their inputs stacked (``arrays``), padding masks and lengths."""
+
+    index: np.ndarray
+    arrays: dict[str, np.ndarray]
+    lengths: dict[str, np.ndarray]  # per sequence input: each example's length
+    padded: bool = False
+
+    def take(self, keep: np.ndarray) -> Group:
+        return Group(self.index[keep], {k: v[keep] for k, v in self.arrays.items()},
+                     {k: v[keep] for k, v in self.lengths.items()}, self.padded)
+
+    def env(self, shared: Mapping[str, Any]) -> dict[str, Any]:
+        env = dict(shared)
+        env.update(self.arrays)
+        if self.padded:
+            for name, lengths in self.lengths.items():
+                steps = self.arrays[name].shape[1]
+                env[MASK + name] = np.arange(steps)[None, :] < lengths[:, None]
+        return env
+
+
+def check_mode(api: str, batching: str) -> None:
+    from graphcore.errors import ArgumentValueError
+    if batching not in MODES:
+        raise ArgumentValueError(f"{api}: batching must be one of {', '.join(MODES)}, got "
+                                 f"{batching!r}")
+
+
+def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | None:
+    """Why this call runs one example at a time (None: it batches)."""
+    if mode == "off":
+        return "batching is off"
+    if not any(isinstance(v, list) for v in inputs.values()):
+        return "the spec has no per-example runs (no lengths or examples inputs)"
+    analysis = analysis_of(spec)
+    if analysis.blockers:
+        return analysis.blockers[0]
+    if analysis.random_reason and config.train:
+        return f"the spec {analysis.random_reason}"
+    if not model.initialized() and not model.__dict__.get("_graphcore_ran_once"):
+        return "the first call gives lazily sized parameters their shapes one example at a time"
+    return None
+
+
+def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[Group], int, int]:
+    """The groups a call starts with, and (padded example-steps, example-steps)."""
+    lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
+    n = len(next(iter(lists.values())))
+    signature: dict[tuple, list[int]] = {}
+    keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)] for v in lists.values()],
+               strict=True)
+    for i, key in enumerate(keys):
+        signature.setdefault(key, []).append(i)
+    lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in lists.items()}
+    pad_ok = analysis_of(spec).pad_reason is None and mode != "off" and _same_rest(lists)
+    if pad_ok:
+        buckets = _buckets(lengths, n, force=(mode == "pad"))
+    else:
+        buckets = [(np.array(ix), False) for ix in signature.values()]
+    groups, padded, total = [], 0, 0
+    first = next(iter(lists))
+    for index, pad in buckets:
+        arrays = {}
+        for k, v in lists.items():
+            longest = int(lengths[k][index].max())
+            if pad:
+                arrays[k] = np.stack([_edge_pad(v[i], longest) for i in index])
+            else:
+                arrays[k] = np.stack([np.asarray(v[i]) for i in index])
+            if k == first:
+                padded += int((longest - lengths[k][index]).sum())
+                total += longest * len(index)
+        groups.append(Group(index, arrays, {k: lengths[k][index] for k in lists}, pad))
+    return groups, padded, total
+
+
+def _same_rest(lists: Mapping[str, list]) -> bool:
+    """Padding needs every example of an input to agree on all but the time axis, and all
+    the sequence inputs of one example to have one length."""
+    for v in lists.values():
+        if len({(np.shape(a)[1:], np.asarray(a).dtype.str) for a in v}) > 1:
+            return False
+    per_example = zip(*[[np.shape(a)[0] for a in v] for v in lists.values()], strict=True)
+    return all(len(set(ls)) == 1 for ls in per_example)
+
+
+def _buckets(lengths: Mapping[str, np.ndarray], n: int, force: bool):
+    """Contiguous ranges of the sorted distinct lengths, chosen to minimise the cost model
+    (``force``: one bucket)."""
+    length = next(iter(lengths.values()))
+    distinct = np.unique(length)
+    if force or len(distinct) == 1:
+        pad = len(distinct) > 1
+        return [(np.arange(n), pad)]
+    counts = [int((length == d).sum()) for d in distinct]
+    k = len(distinct)
+    best = [0.0] + [float("inf")] * k  # best[j]: cost of the first j distinct lengths
+    cut = [0] * (k + 1)
+    for j in range(1, k + 1):
+        rows = 0
+        for i in range(j - 1, -1, -1):
+            rows += counts[i]
+            cost = best[i] + int(distinct[j - 1]) * (OVERHEAD_ROWS + rows)
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    result = []
+    j = k
+    while j > 0:
+        i = cut[j]
+        members = np.nonzero((length >= distinct[i]) & (length <= distinct[j - 1]))[0]
+        result.append((members, j - i > 1))
+        j = i
+    return result[::-1]
+
+
+def _edge_pad(a: Any, steps: int) -> np.ndarray:
+    """A sequence repeated at its last step up to ``steps``: padded steps see real data, so
+    they stay finite where the real ones are (their results are masked out)."""
+    a = np.asarray(a)
+    if a.shape[0] == steps:
+        return a
+    return np.concatenate([a, np.repeat(a[-1:], steps - a.shape[0], axis=0)])
+
+
+def example_entries(spec: Spec, group: Group) -> list[PathEntry]:
+    """Each example's ``example`` path entry, in group order."""
+    names = list(group.lengths)
+    loc = spec.inputs[names[0]].loc
+    columns = [group.lengths[name].tolist() for name in names]
+    return [PathEntry("example", loc, {"index": i, "lengths": dict(zip(names, ls, strict=True))})
+            for i, *ls in zip(group.index.tolist(), *columns, strict=True)]
+
+
+def example_path(entries: list[PathEntry], group: Group, k: int) -> list[PathEntry]:
+    """A group's path entries for its k-th example (padded loops get its own length)."""
+    if not any("padded" in e.detail for e in entries):
+        return entries
+    out = []
+    for e in entries:
+        if "padded" in e.detail:
+            e = PathEntry(e.kind, e.loc, {"length": int(group.lengths[e.detail["padded"]][k])})
+        out.append(e)
+    return out
+
+
+def _as_variable(value: Any) -> Any:
+    if isinstance(value, Variable | tuple):
+        return value
+    return Variable(np.asarray(value), requires_grad=False)
+
+
+def slice_output(value: Any, batched: bool, k: int, group: Group, padded_input: str | None,
+                 copy: bool) -> Any:
+    if not batched:
+        return value
+    array = value.array if hasattr(value, "array") else value
+    if isinstance(array, tuple):
+        return tuple(a[k] for a in array)
+    part = array[k]
+    if padded_input is not None:
+        part = part[:int(group.lengths[padded_input][k])]
+    return np.array(part) if copy else part
+
+
+def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
+                mode: str) -> tuple[RunResult | None, BatchingInfo]:
+    """The call batched define-by-run, or None (run it per example) with the reason."""
+    info = BatchingInfo(mode)
+    info.reason = why_not(spec, inputs, model, mode)
+    if info.reason is not None:
+        return None, info
+    shared = {k: v for k, v in inputs.items() if not isinstance(v, list)}
+    groups, info.padded_steps, info.steps = plan_groups(spec, inputs, mode)
+    n = sum(len(g.index) for g in groups)
+    per_example: list[Any] = [None] * n
+    paths: list[list[PathEntry]] = [[] for _ in range(n)]
+    losses = np.zeros(n)
+    loss_args: list[Any] = [None] * n
+    forward_s = backward_s = 0.0
+    while groups:
+        group = groups.pop(0)
+        start = time.perf_counter()
+        taken: list[PathEntry] = []
+        run = BatchRun(spec, model, group.env(shared), set(group.arrays), len(group.index),
+                       taken)
+        try:
+            with np.errstate(all="ignore"):
+                outputs, loss = run.forward_unguarded()
+        except Split as split:
+            info.splits += 1
+            groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
+            continue
+        except Fallback as e:
+            info.reason = f"fell back to one example at a time: {e}"
+            return None, info
+        forward_s += time.perf_counter() - start
+        info.groups += 1
+        info.group_sizes.append(len(group.index))
+        padded = {key: name for key, (_, name) in run.padded.items()}
+        for k, (i, entry) in enumerate(zip(group.index.tolist(), example_entries(spec, group),
+                                           strict=True)):
+            paths[i] = [entry] + example_path(taken, group, k)
+            per_example[i] = {  # Variables, as one-example runs give (without their graph)
+                name: _as_variable(slice_output(v, run.flag(name), k, group, padded.get(id(v)),
+                                                False))
+                for name, v in outputs.items()}
+            if loss is not None:
+                loss_args[i] = tuple(slice_output(a, f, k, group, None, False)
+                                     for a, f in zip(run.last_args, run.last_flags, strict=True))
+        if loss is not None:
+            losses[group.index] = loss.array
+            if backward and loss.creator is not None:
+                start = time.perf_counter()
+                total = F.sum(loss)
+                (total * (1.0 / n) if n > 1 else total).backward()
+                backward_s += time.perf_counter() - start
+    info.applied = True
+    path = bound_dims(spec, inputs)
+    for p in paths:
+        path.extend(p)
+    timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+              "total": (forward_s + backward_s) * 1e3}
+    total_loss = float(sum(float(v) / n for v in losses)) if spec.loss else None
+    result = RunResult(outputs=per_example[-1], loss=total_loss, path=path, timing_ms=timing,
+                       examples=n, example_outputs=per_example,
+                       loss_inputs=loss_args if spec.loss else [])
+    return result, info
+
+
+
+def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int | None,
+        mode: str, per_example) -> RunResult:
+    """``run_spec`` for inputs with per-example runs: batched, or one example at a time."""
+    check_mode("run_spec", mode)
+    model.cleargrads()
+    result = None
+    info = BatchingInfo(mode)
+    if why_not(spec, inputs, model, mode) is None:
+        lazy = not model.initialized()  # a parameter still unsized draws its initial values
+        with (seeded((spec.seed if seed is None else seed) + 1) if lazy
+              else contextlib.nullcontext()), ignoring_float_errors():
+            result, info = run_dynamic(spec, model, inputs, backward=backward, mode=mode)
+    else:
+        info.reason = why_not(spec, inputs, model, mode)
+    if result is None:
+        result = per_example(spec, model, inputs, backward, seed)
+        model.__dict__["_graphcore_ran_once"] = True
+    result.batching = info.to_dict()
+    return result

@@ -1,0 +1,215 @@
+"""Static mode for batched examples: each group of examples replays its own cached plan.
+
+The groups are ``spec.batching``'s (shapes or padded buckets, split where a live predicate
+divides them). A group's plan is traced from one batched run (``batch_run.BatchRun``) and
+cached beside the per-example plans, keyed by the group's input shapes (padding masks
+included, so a bucket of the same size replays whatever its lengths). Its guards evaluate the
+predicate for every example: when the examples disagree the replay stops with ``Split`` and
+each side runs as its own group. The plan returns the examples' losses and their sum, whose
+backward gives the group's gradients, scaled by ``1 / examples`` as one-at-a-time runs
+accumulate them. A group the full cache cannot hold runs batched define-by-run (never
+traced), so a cache too small for a spec's paths never makes it slower than define-by-run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors
+from graphcore import functions as F
+from graphcore.config import config
+from graphcore.spec import batching as batcher
+from graphcore.spec.batch_run import BatchRun, Fallback, Split
+from graphcore.spec.interpreter import PathEntry, RunResult, _run_examples, bound_dims, seeded
+from graphcore.variable import Variable
+
+
+def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any]):
+    """The function a group's plan is traced from (``meta`` gets the output flags)."""
+    spec, model = runner.spec, runner.model
+
+    def make(path: list[PathEntry]):
+        def call(variables: dict[str, Variable]) -> dict[str, Variable]:
+            run = BatchRun(spec, model, dict(variables), batched, batch, path)
+            with np.errstate(all="ignore"):
+                outputs, loss = run.forward_unguarded()
+            result: dict[str, Variable] = {}
+            if loss is not None:
+                result["loss"] = F.sum(loss)
+                result["losses"] = loss
+                if runner.loss_inputs:
+                    meta["loss_flags"] = run.last_flags[:2]
+                    for i, value in enumerate(run.last_args[:2]):
+                        result[f"loss_in:{i}"] = _variable(value)
+            padded = {key: name for key, (_, name) in run.padded.items()}
+            meta["flags"] = {name: run.flag(name) for name in outputs}
+            meta["padded"] = {name: padded.get(id(v)) for name, v in outputs.items()}
+            for name, value in outputs.items():
+                if isinstance(value, tuple):
+                    raise errors.TraceError(f"static mode cannot return output '{name}': it "
+                                            "holds several arrays")
+                result[f"out:{name}"] = _variable(value)
+            return result
+        return call
+    return make
+
+
+def _variable(value: Any) -> Variable:
+    return value if isinstance(value, Variable) else \
+        Variable(np.asarray(value), requires_grad=False)
+
+
+def _group_dynamic(runner, env: dict[str, Any], batched: set[str], batch: int,
+                   backward: bool):
+    """A group the full cache cannot hold: batched define-by-run."""
+    taken: list[PathEntry] = []
+    runner.model.cleargrads()
+    run = BatchRun(runner.spec, runner.model, env, batched, batch, taken)
+    with np.errstate(all="ignore"):
+        outputs, loss = run.forward_unguarded()
+        if backward and config.train and loss is not None and loss.creator is not None:
+            F.sum(loss).backward()
+    grads = {name: p.grad for name, p in runner.params().items() if p.grad is not None}
+    padded = {key: name for key, (_, name) in run.padded.items()}
+    meta = {"flags": {name: run.flag(name) for name in outputs},
+            "padded": {name: padded.get(id(v)) for name, v in outputs.items()},
+            "loss_flags": run.last_flags[:2]}
+    values = {f"out:{name}": (v.array if isinstance(v, Variable) else v)
+              for name, v in outputs.items()}
+    if loss is not None:
+        values["losses"] = loss.array
+        for i, a in enumerate(run.last_args[:2]):
+            values[f"loss_in:{i}"] = a.array if isinstance(a, Variable) else a
+    return values, taken, grads, meta
+
+
+def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
+        mode: str) -> RunResult:
+    """``StaticSpecRunner.run`` for inputs with per-example runs."""
+    batcher.check_mode("StaticSpecRunner.run", mode)
+    spec, model = runner.spec, runner.model
+    info = batcher.BatchingInfo(mode)
+    if mode != "off" and not model.initialized() and \
+            not model.__dict__.get("_graphcore_ran_once"):
+        # size lazy parameters define-by-run, one example at a time (as run_spec would draw
+        # them), without filling the plan cache with per-example paths; then batch
+        _run_examples(spec, model, inputs, False, seed)
+        model.__dict__["_graphcore_ran_once"] = True
+    info.reason = batcher.why_not(spec, inputs, model, mode)
+    result = None
+    if info.reason is None:
+        with seeded((spec.seed if seed is None else seed) + 1):
+            try:
+                result = _run_groups(runner, inputs, backward, info)
+            except Fallback as e:
+                info.reason = f"fell back to one example at a time: {e}"
+                result = None
+    if result is None:
+        info.applied = False
+        result = runner.run_examples(inputs, backward=backward, seed=seed)
+        model.__dict__["_graphcore_ran_once"] = True
+    result.batching = info.to_dict()
+    return result
+
+
+def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
+                info: batcher.BatchingInfo) -> RunResult:
+    spec = runner.spec
+    runner.model.cleargrads()
+    shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
+    groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
+    n = sum(len(g.index) for g in groups)
+    per_example: list[Any] = [None] * n
+    paths: list[list[PathEntry]] = [[] for _ in range(n)]
+    losses = np.zeros(n)
+    loss_args: list[Any] = [None] * n
+    grads: dict[str, np.ndarray] = {}
+    forward_s = backward_s = 0.0
+    while groups:
+        group = groups.pop(0)
+        env = group.env(shared)
+        batched, batch = set(group.arrays), len(group.index)
+        start = time.perf_counter()
+        meta: dict[str, Any] = {}
+        wants = backward and config.train and spec.loss is not None
+        key = (tuple((k, v.shape, v.dtype) for k, v in env.items()), config.train, wants, True)
+        splitting = runner.__dict__.setdefault("_split_keys", set())
+        try:
+            if key in splitting:  # its trace split: run it untraced (the prefix only, usually)
+                variant, values = None, None
+            else:
+                variant, values = runner._forward(env, backward,
+                                                  _traced_call(runner, batched, batch, meta))
+        except Split as split:
+            if key not in runner.cache:
+                splitting.add(key)  # the trace split: never trace this key again
+            info.splits += 1
+            groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
+            continue
+        if variant is None:
+            try:
+                values, taken, group_grads, meta = _group_dynamic(runner, env, batched, batch,
+                                                                  backward)
+            except Split as split:
+                info.splits += 1
+                groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
+                continue
+            forward_s += time.perf_counter() - start
+            for name, g in group_grads.items():
+                _add(grads, name, g, n)
+        else:
+            if not hasattr(variant, "meta"):
+                variant.meta = meta
+            meta, taken = variant.meta, variant.path
+            forward_s += time.perf_counter() - start
+            if backward and variant.plan.backward_steps:
+                start = time.perf_counter()
+                out = variant.plan.run_backward()
+                backward_s += time.perf_counter() - start
+                for key, buf in out.items():
+                    if key.startswith("grad/"):
+                        _add(grads, key[5:], buf, n)
+        info.groups += 1
+        info.group_sizes.append(batch)
+        # plan buffers are overwritten by the next replay: one copy per group, viewed per example
+        kept = {name: np.array(values[f"out:{name}"]) for name in spec.outputs}
+        entries = batcher.example_entries(spec, group)
+        for k, i in enumerate(group.index.tolist()):
+            paths[i] = [entries[k]] + batcher.example_path(taken, group, k)
+            per_example[i] = {
+                name: batcher.slice_output(kept[name], meta["flags"][name], k, group,
+                                           meta["padded"][name], False)
+                for name in spec.outputs}
+            if "loss_in:0" in values:
+                flags = meta.get("loss_flags", [False, False])
+                loss_args[i] = tuple(
+                    batcher.slice_output(values[f"loss_in:{j}"], flags[j], k, group, None, True)
+                    for j in range(2) if f"loss_in:{j}" in values)
+        if "losses" in values:
+            losses[group.index] = values["losses"]
+    params = runner.params()
+    for name, g in grads.items():
+        params[name]._grad = g
+    info.applied = True
+    path = bound_dims(spec, inputs)
+    for p in paths:
+        path.extend(p)
+    timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+              "total": (forward_s + backward_s) * 1e3}
+    total = float(sum(float(v) / n for v in losses)) if spec.loss else None
+    return RunResult(outputs=per_example[-1], loss=total, path=path, timing_ms=timing,
+                     examples=n, example_outputs=per_example,
+                     loss_inputs=[a for a in loss_args if a is not None])
+
+
+def _add(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:
+    """Sum a group's gradient (of its losses' sum) scaled by 1 / n into ``grads``."""
+    scaled = buf * (1.0 / n) if n > 1 else np.array(buf)
+    if name in grads:
+        grads[name] += scaled
+    else:
+        grads[name] = scaled
