@@ -65,9 +65,13 @@ class Emitter:
         return name
 
     def op(self, op_type: str, inputs: list[str], **attrs) -> str:
-        out = self.fresh()
-        self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
-        return out
+        return self.ops(op_type, inputs, 1, **attrs)[0]
+
+    def ops(self, op_type: str, inputs: list[str], count: int, **attrs) -> list[str]:
+        """An ONNX node with ``count`` outputs (Split); their names, in order."""
+        outs = [self.fresh() for _ in range(count)]
+        self.nodes.append(self.helper.make_node(op_type, list(inputs), outs, **attrs))
+        return outs
 
     def const(self, array: np.ndarray, name: str | None = None) -> str:
         name = name or self.fresh("c")
@@ -76,6 +80,18 @@ class Emitter:
 
     def shape_of(self, node_id: int) -> tuple[int, ...]:
         return self.by_id[node_id].shape
+
+    def projections(self, node: Node) -> list[Node]:
+        """A multi-output node's outputs (its ``project`` nodes), in order."""
+        outs = [n for n in self.by_id.values() if n.op == "project" and n.inputs == (node.id,)]
+        return sorted(outs, key=lambda n: n.attrs["index"])
+
+    def follows_batch(self, node_id: int) -> list[bool]:
+        """For each axis of the value ``node_id``, whether its size follows the batch."""
+        shape = self.by_id[node_id].shape
+        if self.batch_shapes is None:
+            return [False] * len(shape)
+        return [a != b for a, b in zip(shape, self.batch_shapes[node_id], strict=True)]
 
     def reshape_target(self, node: Node) -> tuple[int, ...]:
         """The node's output shape, with -1 on the one axis that follows the batch."""
@@ -94,6 +110,9 @@ class Emitter:
         return tuple(node.shape)
 
     def emit(self, node: Node) -> None:
+        if node.op == "project":  # one output of a multi-output node
+            self.names[node.id] = self.names[node.inputs[0]][node.attrs["index"]]
+            return
         converter = CONVERTERS.get(node.op)
         at = self.where.get(node.id, "")
         at = f" (at {at})" if at else ""
@@ -104,7 +123,7 @@ class Emitter:
             raise ExportError(f"op '{node.op}'{at} needs ONNX opset {converter.min_opset} or "
                               f"newer; --opset is {self.opset}")
         ins = [self.names[i] for i in node.inputs]
-        try:
+        try:  # a multi-output op's converter returns one name per output
             self.names[node.id] = converter.emit(self, node, ins)
         except ExportError as e:
             raise ExportError(f"op '{node.op}'{at}: {e}") from None
@@ -146,7 +165,7 @@ def build_model(graph: Graph, inputs: list[str], outputs: Mapping[str, int],
             e.names[node.id] = e.param(node.name, params[node.name])
         elif node.op == "const":
             e.names[node.id] = e.const(graph.consts[node.id])
-        elif node.op in ("guard",):
+        elif node.op == "guard":
             continue
         elif lower is None or not lower(e, node):
             e.emit(node)

@@ -2,8 +2,11 @@
 
 Each entry of ``CONVERTERS`` is declared once per registered op: the lowest opset it needs and
 a function that emits ONNX nodes for one IR node through an ``Emitter`` (``graphcore.onnx.
-emit``). ``NOT_EXPORTABLE`` names each registered op that has no mapping, with the reason. An op
-in neither (a plugin op, say) fails export naming the op and where it ran.
+emit``): one output name, or one per output for a multi-output op. The converters of the
+array/indexing ops, the windowed layers and the losses live in ``mapping_arrays``,
+``mapping_layers`` and ``mapping_losses`` (imported at the end). ``NOT_EXPORTABLE`` names each
+registered op that has no mapping, with the reason. An op in neither (a plugin op, say) fails
+export naming the op and where it ran.
 """
 
 from __future__ import annotations
@@ -16,34 +19,23 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Converter:
-    emit: Callable  # (emitter, node, input names) -> output name
+    emit: Callable  # (emitter, node, input names) -> output name (a list: one per output)
     min_opset: int = 13
 
 
 CONVERTERS: dict[str, Converter] = {}
 
+_GRADIENT = ("a gradient op (backward programs record it; a forward model names it only by "
+             "hand): not mapped")
 NOT_EXPORTABLE: dict[str, str] = {
-    "embed_id_grad": "a gradient op: only backward programs use it",
-    "convolution_2d_grad_w": "a gradient op: only backward programs use it",
-    "convolution_1d_grad_w": "a gradient op: only backward programs use it",
-    "sum_to": "a gradient helper (reduces broadcast axes); forward models do not use it",
-    "scatter_add": "a gradient helper (get_item's backward); forward models do not use it",
-    "prod_others": "a gradient helper (prod's backward); forward models do not use it",
-    "transpose_sequence": "works on a list of variable-length sequences; not mapped yet",
-    "split_axis": "a multi-output op; multi-output ops are not mapped yet",
-    "lstm": "a multi-output op (c, h); multi-output ops are not mapped yet",
-    "get_item": "numpy indexing (slices, arrays, None, Ellipsis); not mapped yet",
-    "accuracy": "an evaluation metric; not part of an inference model",
-    "sigmoid_cross_entropy": "a loss; not mapped yet",
-    "softmax_cross_entropy": "a loss; exported models hold the spec's outputs, not its loss",
-    "mean_squared_error": "a loss; exported models hold the spec's outputs, not its loss",
-    "deconvolution_2d": "not mapped yet",
-    "deconvolution_1d": "not mapped yet",
-    "local_response_normalization": "not mapped yet",
-    "average_pooling_1d": "not mapped yet",
-    "max_pooling_1d": "not mapped yet",
-    "convolution_1d": "not mapped yet",
-    "where": "not mapped yet",
+    "embed_id_grad": _GRADIENT,
+    "convolution_2d_grad_w": _GRADIENT,
+    "convolution_1d_grad_w": _GRADIENT,
+    "sum_to": f"{_GRADIENT} (it reduces broadcast axes)",
+    "scatter_add": f"{_GRADIENT} (get_item's backward)",
+    "prod_others": f"{_GRADIENT} (prod's backward)",
+    "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
+                "holds its value as a constant, so no exported model can contain it",
 }
 
 
@@ -285,34 +277,5 @@ def _attention(e, node, ins):
     return e.op("MatMul", [weights, v])
 
 
-@converts("convolution_2d")
-def _convolution_2d(e, node, ins):
-    a = node.attrs
-    pad, stride = _pair(a.get("pad", 0)), _pair(a.get("stride", 1))
-    # cover_all (Chainer's): a last partial window, i.e. stride - 1 more zeros at the end
-    end = [p + (s - 1 if a.get("cover_all") else 0) for p, s in zip(pad, stride, strict=True)]
-    return e.op("Conv", ins, strides=list(stride), pads=list(pad) + end,
-                dilations=list(_pair(a.get("dilate", 1))), group=int(a.get("groups", 1)))
-
-
-def _pair(v) -> tuple[int, int]:
-    return tuple(int(x) for x in v) if isinstance(v, tuple | list) else (int(v), int(v))
-
-
-def _pool_attrs(node):
-    a = node.attrs
-    ksize = _pair(a["ksize"])
-    stride = _pair(a["stride"]) if a.get("stride") is not None else ksize
-    pad = list(_pair(a.get("pad", 0)))
-    return {"kernel_shape": list(ksize), "strides": list(stride), "pads": pad + pad}
-
-
-@converts("max_pooling_2d")
-def _max_pooling_2d(e, node, ins):
-    return e.op("MaxPool", ins, ceil_mode=int(bool(node.attrs.get("cover_all", True))),
-                **_pool_attrs(node))
-
-
-@converts("average_pooling_2d")
-def _average_pooling_2d(e, node, ins):
-    return e.op("AveragePool", ins, count_include_pad=1, **_pool_attrs(node))
+# the other converters register themselves into CONVERTERS as they are imported
+from graphcore.onnx import mapping_arrays, mapping_layers, mapping_losses  # noqa: E402,F401

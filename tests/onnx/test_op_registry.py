@@ -43,20 +43,26 @@ def test_one_op_model_matches_onnx_runtime(name):
         arrays = [_float32(a) for a in case.draw(rng)]
         attrs = {k: _float32(v) if isinstance(v, np.ndarray) else v
                  for k, v in case.attrs.items()}
+        wants = [y.array for y in get_op(name)(**attrs).apply(arrays)]
 
         def model(*xs, attrs=attrs):
-            return get_op(name)(**attrs).apply(xs)[0]
+            ys = get_op(name)(**attrs).apply(xs)
+            return tuple(ys) if len(ys) > 1 else ys[0]
 
         names = [f"x{i}" for i in range(len(arrays))]
-        proto = export(model, tuple(arrays), input_names=names, output_names=["y"])
+        outputs = [f"y{i}" for i in range(len(wants))]
+        proto = export(model, tuple(arrays), input_names=names, output_names=outputs)
         onnx.checker.check_model(proto, full_check=True)
         session = ort.InferenceSession(proto.SerializeToString())
         feed = {i.name: dict(zip(names, arrays, strict=True))[i.name]
                 for i in session.get_inputs()}
-        (got,) = session.run(None, feed)
+        gots = session.run(outputs, feed)
         # exported models are for inference: dropout is the identity there (F.dropout's
         # evaluation mode), whatever mask a training step would draw
-        want = arrays[0] if name == "dropout" else get_op(name)(**attrs).apply(arrays)[0].array
-        assert got.shape == want.shape, (name, case.label)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
-                                   err_msg=f"{name} {case.label}")
+        if name == "dropout":
+            wants = [arrays[0]]
+        for k, (got, want) in enumerate(zip(gots, wants, strict=True)):
+            assert got.shape == want.shape, (name, case.label, k)
+            assert got.dtype == want.dtype, (name, case.label, k)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} {case.label} output {k}")
