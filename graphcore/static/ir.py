@@ -149,6 +149,13 @@ def _value_text(value: Any) -> str:
     return str(value) if not isinstance(value, str) else value
 
 
+def basic_index(index: Any) -> bool:
+    """Whether a ``get_item`` index is basic (ints, slices, None, Ellipsis): a view of its
+    input, never a copy."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(type(p) in (int, slice) or p is None or p is Ellipsis for p in parts)
+
+
 def ancestors(graph: Graph, roots) -> set[int]:
     """The ids of ``roots`` and of every node they read, directly or not."""
     by_id = {n.id: n for n in graph.nodes}

@@ -20,7 +20,7 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
-from graphcore.static import concat_linear_kernels, conv_kernels, where_kernels
+from graphcore.static import concat_linear_kernels, conv_kernels, mask_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -370,8 +370,8 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "layer_normalization": vjp_layer_normalization}
 FORWARD.update(conv_kernels.FORWARD)  # convolution and pooling: static/conv_kernels.py
 VJP.update(conv_kernels.VJP)
-FORWARD.update(where_kernels.FORWARD)  # where (a batched carry's mask): static/where_kernels.py
-VJP.update(where_kernels.VJP)
+FORWARD.update(mask_kernels.FORWARD)  # where and cast: static/mask_kernels.py
+VJP.update(mask_kernels.VJP)
 FORWARD.update(concat_linear_kernels.FORWARD)  # its vjps: by the forward node, in lower.py
 
 

@@ -17,7 +17,7 @@ from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
 from graphcore.static import concat_linear_kernels, kernels
-from graphcore.static.ir import ALIASING, Graph, Node, ancestors
+from graphcore.static.ir import ALIASING, Graph, Node, ancestors, basic_index
 from graphcore.variable import Parameter
 
 
@@ -269,7 +269,7 @@ def _alias(node: Node, ins: list) -> Any:
     if node.op == "broadcast_to":
         return np.broadcast_to(x, node.shape)
     if node.op == "get_item":  # basic indexing (ints, slices, None, ...) is a view
-        if not _basic_index(node.attrs["index"]):
+        if not basic_index(node.attrs["index"]):
             return None
         view = x[node.attrs["index"]]
         if isinstance(view, np.ndarray) and view.shape == node.shape and view.size \
@@ -277,11 +277,6 @@ def _alias(node: Node, ins: list) -> Any:
             return view
         return None  # advanced indexing, a scalar or an empty result: a copying step
     raise errors.TraceError(f"no alias rule for {node.text()}")
-
-
-def _basic_index(index: Any) -> bool:
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(type(p) in (int, slice) or p is None or p is Ellipsis for p in parts)
 
 
 def _guard_step(node: Node, graph: Graph, values: dict[int, Any]):

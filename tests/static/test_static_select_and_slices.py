@@ -9,7 +9,7 @@ import pytest
 
 import graphcore
 import graphcore.functions as F
-from graphcore.static import where_kernels
+from graphcore.static import mask_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import Parameter, Variable
 
@@ -83,7 +83,7 @@ def test_where_with_a_broadcast_value_falls_back_and_is_right():
 def test_where_kernel_declines_mixed_dtypes():
     node = Node(3, "where", (0, 1, 2), {}, (2,), "float64")
     c = np.array([True, False])
-    assert where_kernels.where(node, [c, np.ones(2, np.float32), np.ones(2)], np.empty(2),
+    assert mask_kernels.where(node, [c, np.ones(2, np.float32), np.ones(2)], np.empty(2),
                                None) is None
 
 

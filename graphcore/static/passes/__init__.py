@@ -52,7 +52,8 @@ def count_by_op(nodes: Iterable) -> str:
 
 
 PassFn = Callable[..., tuple[Graph, PassReport]]
-PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "concat_linear", "fuse", "memory")
+PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "concat_linear", "mask_grads", "fuse",
+              "memory")
 
 
 def pipeline() -> dict[str, PassFn]:
@@ -63,6 +64,7 @@ def pipeline() -> dict[str, PassFn]:
     from graphcore.static.passes.fuse_concat_linear import fuse_concat_linear
     from graphcore.static.passes.fuse_elementwise import fuse_elementwise
     from graphcore.static.passes.fuse_linear import fuse_linear
+    from graphcore.static.passes.mask_grads import mask_select_grads
     from graphcore.static.passes.plan_memory import plan_memory
 
     return {
@@ -71,6 +73,7 @@ def pipeline() -> dict[str, PassFn]:
         "fold": fold_constants,
         "fuse_linear": fuse_linear,
         "concat_linear": fuse_concat_linear,
+        "mask_grads": mask_select_grads,
         "fuse": fuse_elementwise,
         "memory": plan_memory,
     }

@@ -1,4 +1,5 @@
-"""Kernels for ``where`` (a select by a boolean condition) and its two gradients.
+"""Kernels for boolean masks: ``where`` (a select by a condition), its two gradients, and
+``cast`` (how ``passes/mask_grads.py`` turns a mask into 0/1 factors, once per replay).
 
 ``where(c, x, y)`` is how a batched run keeps the carried state of the examples that have
 ended (``where(t < length, new, old)``), once per time step, so its replay should cost two
@@ -9,6 +10,9 @@ broadcast on every call:
 - gradient of ``x``: ``gy * c``; of ``y``: ``gy * (not c)``, the negation in a scratch buffer
   of ``c``'s shape. Products, as the op's backward computes them (``g.mask``), so the values
   are the same, NaN and infinities included.
+
+``cast`` is ``x.astype(dtype)`` written into the buffer (``np.copyto``, unsafe casting as
+``astype`` casts).
 
 The condition may broadcast (``c`` of shape ``(batch, 1)`` against ``(batch, hidden)``
 values). A gradient whose input broadcast (a ``y`` of another shape than the result, which
@@ -54,5 +58,11 @@ def vjp_where(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.
                   partial(np.multiply, gy, negated, out=out)])
 
 
-FORWARD = {"where": where}
+def cast(node: Node, ins: list, out: np.ndarray, ctx: Any):
+    if ins[0].shape != out.shape:
+        return None
+    return partial(np.copyto, out, ins[0], casting="unsafe")
+
+
+FORWARD = {"where": where, "cast": cast}
 VJP = {"where": vjp_where}
