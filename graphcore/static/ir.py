@@ -14,7 +14,8 @@ A ``Graph`` is a list of ``Node``s in execution order. Each node produces one va
   ``expect``, ``names``, ``at``); produces no array.
 - ``fused``: an elementwise chain run in one buffer (``attrs["program"]``), and
   ``linear_act``: ``linear`` followed by an activation, made by the fusion passes (and
-  ``convolution_act``: a convolution followed by an activation, with the convolution's attrs).
+  ``convolution_act``: a convolution followed by an activation, with the convolution's attrs;
+  ``concat_linear``: a linear layer of joined parts, ``passes/fuse_concat_linear.py``).
 
 Conventions every pass and the lowering share:
 
