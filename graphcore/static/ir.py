@@ -14,7 +14,8 @@ A ``Graph`` is a list of ``Node``s in execution order. Each node produces one va
   ``expect``, ``names``, ``at``); produces no array.
 - ``fused``: an elementwise chain run in one buffer (``attrs["program"]``), and
   ``linear_act``: ``linear`` followed by an activation, made by the fusion passes (and
-  ``convolution_act``: a convolution followed by an activation, with the convolution's attrs).
+  ``convolution_act``: a convolution followed by an activation, with the convolution's attrs;
+  ``concat_linear``: a linear layer of joined parts, ``passes/fuse_concat_linear.py``).
 
 Conventions every pass and the lowering share:
 
@@ -147,6 +148,13 @@ def _value_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value) if not isinstance(value, str) else value
+
+
+def basic_index(index: Any) -> bool:
+    """Whether a ``get_item`` index is basic (ints, slices, None, Ellipsis): a view of its
+    input, never a copy."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(type(p) in (int, slice) or p is None or p is Ellipsis for p in parts)
 
 
 def ancestors(graph: Graph, roots) -> set[int]:

@@ -20,7 +20,7 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
-from graphcore.static import conv_kernels
+from graphcore.static import concat_linear_kernels, conv_kernels, mask_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -233,11 +233,31 @@ def vjp_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np
     index = node.attrs["index"]
     if index == 0:
         return partial(np.matmul, gy, W, out=out)
-    gy2 = gy.reshape(-1, gy.shape[-1]) if gy.ndim != 2 else gy
+    gy2 = rows(gy)
     if index == 1:
-        x2 = x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x
+        x2 = rows(x)
+        if gy2 is None or x2 is None:  # a strided view: reshaped (copied) at each replay
+            return lambda: np.matmul(gy.reshape(-1, gy.shape[-1]).T,
+                                     x.reshape(-1, x.shape[-1]), out=out)
         return partial(np.matmul, gy2.T, x2, out=out)
+    if gy2 is None:
+        return lambda: np.add.reduce(gy.reshape(-1, gy.shape[-1]), axis=0, out=out)
     return partial(np.add.reduce, gy2, axis=0, out=out)
+
+
+def rows(a: np.ndarray) -> np.ndarray | None:
+    """``a`` as a 2-D ``(rows, last axis)`` view, bound once; None when that reshape would copy
+    (a strided view's, which the kernel then reshapes at each replay: a copy made here would
+    never see the buffer's new values)."""
+    if a.ndim == 2:
+        return a
+    return view_as(a, (-1, a.shape[-1]))
+
+
+def view_as(a: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """``a.reshape(shape)`` when it is a view of ``a`` (always, for a contiguous ``a``)."""
+    view = a.reshape(shape)
+    return view if view.size == 0 or np.shares_memory(view, a) else None
 
 
 def vjp_reduction(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
@@ -246,7 +266,9 @@ def vjp_reduction(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out:
     axes = normalize_axes(fwd.op, fwd.attrs.get("axis"), x.ndim)
     gy = gys[0]
     if not fwd.attrs.get("keepdims"):
-        gy = gy.reshape(kept_shape(x.shape, axes))
+        gy = view_as(gy, kept_shape(x.shape, axes))
+        if gy is None:
+            return None  # a strided gradient: the op's own backward
     if fwd.op == "sum":
         return partial(np.copyto, out, gy)
     count = x.size if axes is None else int(np.prod([x.shape[a] for a in axes]))
@@ -348,6 +370,9 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "layer_normalization": vjp_layer_normalization}
 FORWARD.update(conv_kernels.FORWARD)  # convolution and pooling: static/conv_kernels.py
 VJP.update(conv_kernels.VJP)
+FORWARD.update(mask_kernels.FORWARD)  # where and cast: static/mask_kernels.py
+VJP.update(mask_kernels.VJP)
+FORWARD.update(concat_linear_kernels.FORWARD)  # its vjps: by the forward node, in lower.py
 
 
 # --- fallbacks -------------------------------------------------------------------------------

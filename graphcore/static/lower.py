@@ -16,8 +16,8 @@ import numpy as np
 from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
-from graphcore.static import kernels
-from graphcore.static.ir import ALIASING, Graph, Node, ancestors
+from graphcore.static import concat_linear_kernels, kernels
+from graphcore.static.ir import ALIASING, Graph, Node, ancestors, basic_index
 from graphcore.variable import Parameter
 
 
@@ -82,7 +82,7 @@ class Plan:
                 values[node.id] = graph.consts[node.id]
                 continue
             ins = [values[i] for i in node.inputs]
-            if node.op in ALIASING and node.op != "get_item":
+            if node.op in ALIASING:
                 view = _alias(node, ins)
                 if view is not None:
                     values[node.id] = view
@@ -134,6 +134,8 @@ class Plan:
             builder = kernels.VJP.get(node.attrs["of"])
             if fwd.op in ("linear_act", "matmul_bias", "convolution_act"):
                 builder = kernels.vjp_linear_act
+            elif fwd.op == "concat_linear":  # no op of its own to fall back to
+                builder = concat_linear_kernels.vjp_concat_linear
             step = builder(node, fwd, fwd_ins, fwd_out, gys, out, ctx) if builder else None
             if step is None:
                 outs = fwd_out if isinstance(fwd_out, list) else [fwd_out]
@@ -231,7 +233,7 @@ def _profile_name(node: Node) -> str:
     fused ops with their activation or program)."""
     if node.op == "vjp":
         return node.attrs["of"]
-    if node.op == "linear_act" or node.op == "matmul_bias":
+    if node.op in ("linear_act", "matmul_bias", "concat_linear"):
         activation = node.attrs.get("activation")
         return f"{node.op}({activation})" if activation else node.op
     if node.op == "fused":
@@ -266,6 +268,14 @@ def _alias(node: Node, ins: list) -> Any:
         return x.transpose(node.attrs.get("axes"))
     if node.op == "broadcast_to":
         return np.broadcast_to(x, node.shape)
+    if node.op == "get_item":  # basic indexing (ints, slices, None, ...) is a view
+        if not basic_index(node.attrs["index"]):
+            return None
+        view = x[node.attrs["index"]]
+        if isinstance(view, np.ndarray) and view.shape == node.shape and view.size \
+                and np.shares_memory(view, x):
+            return view
+        return None  # advanced indexing, a scalar or an empty result: a copying step
     raise errors.TraceError(f"no alias rule for {node.text()}")
 
 

@@ -59,7 +59,8 @@ def test_run_static_reports_what_dynamic_reports(path, tmp_path):
     assert section["cache"]["misses"] >= 1 and set(section["cache"]) == {
         "hits", "misses", "evictions", "plans"}
     assert [p["name"] for p in section["passes"]] == [
-        "dce", "cse", "fold", "fuse_linear", "fuse_elementwise", "plan_memory"]
+        "dce", "cse", "fold", "fuse_linear", "fuse_concat_linear", "mask_grads",
+        "fuse_elementwise", "plan_memory"]
     assert all(set(p) == {"name", "nodes_removed", "bytes_saved", "notes"}
                for p in section["passes"])
     folder = tmp_path / "s" / static["spec"]
@@ -222,7 +223,8 @@ def test_bench_reports_compile_speedup_cache_and_passes(tmp_path):
         # compiled before the warm-up; the warm-up and timed iterations replay
         assert (static["cache_hits"], static["cache_misses"]) == (4, 1)
         assert [p["name"] for p in static["passes"]] == [
-            "dce", "cse", "fold", "fuse_linear", "fuse_elementwise", "plan_memory"]
+            "dce", "cse", "fold", "fuse_linear", "fuse_concat_linear", "mask_grads",
+            "fuse_elementwise", "plan_memory"]
         assert all(set(p) == {"name", "nodes_removed", "bytes_saved"} for p in static["passes"])
     fuse_linear = results["residual_mlp", "static"]["passes"][3]
     assert fuse_linear["nodes_removed"] > 0 and fuse_linear["bytes_saved"] > 0
@@ -241,7 +243,8 @@ def test_bench_passes_reach_static_mode(tmp_path):
                         "--json", "--out-dir", tmp_path).stdout)
     static = doc["results"][1]
     assert [p["name"] for p in static["passes"]] == [
-        "dce", "cse", "fold", "fuse_elementwise", "plan_memory"]
+        "dce", "cse", "fold", "fuse_concat_linear", "mask_grads", "fuse_elementwise",
+        "plan_memory"]
 
 
 # --- viz --------------------------------------------------------------------------------------

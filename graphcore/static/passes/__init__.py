@@ -52,7 +52,8 @@ def count_by_op(nodes: Iterable) -> str:
 
 
 PassFn = Callable[..., tuple[Graph, PassReport]]
-PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "fuse", "memory")
+PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "concat_linear", "mask_grads", "fuse",
+              "memory")
 
 
 def pipeline() -> dict[str, PassFn]:
@@ -60,8 +61,10 @@ def pipeline() -> dict[str, PassFn]:
     from graphcore.static.passes.constant_fold import fold_constants
     from graphcore.static.passes.cse import eliminate_common_subexpressions
     from graphcore.static.passes.dce import eliminate_dead_code
+    from graphcore.static.passes.fuse_concat_linear import fuse_concat_linear
     from graphcore.static.passes.fuse_elementwise import fuse_elementwise
     from graphcore.static.passes.fuse_linear import fuse_linear
+    from graphcore.static.passes.mask_grads import mask_select_grads
     from graphcore.static.passes.plan_memory import plan_memory
 
     return {
@@ -69,6 +72,8 @@ def pipeline() -> dict[str, PassFn]:
         "cse": eliminate_common_subexpressions,
         "fold": fold_constants,
         "fuse_linear": fuse_linear,
+        "concat_linear": fuse_concat_linear,
+        "mask_grads": mask_select_grads,
         "fuse": fuse_elementwise,
         "memory": plan_memory,
     }

@@ -26,7 +26,7 @@ of the chain disappear. Its inputs are the chain's external values in first-use 
 
 Fusable nodes: the registry ops in ``FUSABLE_OPS``, and a ``vjp`` with ``index=0``, two inputs
 ``(forward, gy)`` and ``of`` in ``FUSABLE_VJPS``, whose forward node is that op (or a
-``linear_act`` / ``matmul_bias`` with that ``activation``).
+``linear_act`` / ``matmul_bias`` / ``concat_linear`` with that ``activation``).
 
 Program semantics (what the lowering implements). ``attrs["program"]`` is a tuple of
 instructions ``(op, attrs, operands)``; ``attrs`` is the original node's attribute dict;
@@ -165,7 +165,7 @@ def _fusable(node: Node, by_id: dict[int, Node]) -> bool:
     if of not in FUSABLE_VJPS or node.attrs.get("index") != 0:
         return False
     forward = by_id[node.inputs[0]]
-    if forward.op in ("linear_act", "matmul_bias", "convolution_act"):
+    if forward.op in ("linear_act", "matmul_bias", "convolution_act", "concat_linear"):
         made_by = forward.attrs.get("activation")
     else:
         made_by = forward.op
