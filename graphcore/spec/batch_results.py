@@ -2,10 +2,10 @@
 
 Each finished group (``spec.batching``) adds its path, its outputs and the loss step's
 arguments as arrays with a leading example axis, and its losses. ``result`` makes the
-``RunResult``: the loss total and the last example's outputs at once; the path (one
-``example`` entry and the group's entries per example), every example's outputs and the loss
-inputs only when a caller first reads them (``lazy_fields``), with the contents and types
-one-example-at-a-time runs give.
+``RunResult``: the loss total at once; the last example's outputs, the path (one ``example``
+entry and the group's entries per example), every example's outputs and the loss inputs only
+when a caller first reads them (``lazy_fields``), with the contents and types one-example-at-
+a-time runs give.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class GroupResults:
         """The call's ``RunResult``; ``path``: the entries before the examples' own."""
         n = self.n
         total = float(sum((self.losses / n).tolist())) if self.spec.loss else None
-        return RunResult(outputs=self._outputs_of(n - 1), loss=total,
+        return RunResult(outputs=Deferred(self._last_outputs), loss=total,
                          path=Deferred(lambda: path + self._paths()), timing_ms=timing,
                          examples=n, example_outputs=Deferred(self._example_outputs),
                          loss_inputs=Deferred(self._loss_inputs))
@@ -62,21 +62,21 @@ class GroupResults:
         return {name: self.wrap(slice_output(value, batched, k, done.group, padded, False))
                 for name, (value, batched, padded) in done.outputs.items()}
 
-    def _outputs_of(self, i: int) -> dict[str, Any]:
-        for done in self.done:
-            where = np.flatnonzero(done.group.index == i)
-            if where.size:
-                self._last = self._outputs(done, int(where[0]))
-                return self._last
-        raise AssertionError(f"no group holds example {i}")
+    def _last_outputs(self) -> dict[str, Any]:
+        if self._last is None:
+            last = self.n - 1
+            done = next(d for d in self.done if (d.group.index == last).any())
+            self._last = self._outputs(done, int(np.flatnonzero(done.group.index == last)[0]))
+        return self._last
 
     def _example_outputs(self) -> list[dict[str, Any]]:
         per: list[Any] = [None] * self.n
         for done in self.done:
             for k, i in enumerate(done.group.index.tolist()):
                 per[i] = self._outputs(done, k)
-        if self._last is not None:
-            per[-1] = self._last  # the same dict as ``outputs``, as one-at-a-time runs give
+        if self._last is None:
+            self._last = per[-1]
+        per[-1] = self._last  # the same dict as ``outputs``, as one-at-a-time runs give
         return per
 
     def _paths(self) -> list[PathEntry]:

@@ -36,6 +36,7 @@ from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.model import Spec
+from graphcore.spec.stacked_examples import stacked_rows
 from graphcore.variable import Variable
 
 MODES = ("auto", "pad", "off")
@@ -114,6 +115,9 @@ def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | No
 def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[Group], int, int]:
     """The groups a call starts with, and (padded example-steps, example-steps)."""
     lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
+    whole = _stacked_group(lists)
+    if whole is not None:
+        return [whole], 0, len(whole.index) * next(iter(whole.arrays.values())).shape[1]
     n = len(next(iter(lists.values())))
     signature: dict[tuple, list[int]] = {}
     keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)] for v in lists.values()],
@@ -141,6 +145,21 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
                 total += longest * len(index)
         groups.append(Group(index, arrays, {k: lengths[k][index] for k in lists}, pad))
     return groups, padded, total
+
+
+def _stacked_group(lists: Mapping[str, list]) -> Group | None:
+    """Inputs made as the rows of one array each (``stacked_examples``), for as many examples:
+    one group of them all, as stacking the rows would give, without stacking them."""
+    arrays = {}
+    for k, v in lists.items():
+        stacked = stacked_rows(v)
+        if stacked is None or stacked.ndim < 2:
+            return None
+        arrays[k] = stacked
+    n = len(next(iter(arrays.values())))
+    if any(len(a) != n for a in arrays.values()):
+        return None
+    return Group(np.arange(n), arrays, {k: np.full(n, a.shape[1]) for k, a in arrays.items()})
 
 
 def _same_rest(lists: Mapping[str, list]) -> bool:

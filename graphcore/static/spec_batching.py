@@ -13,6 +13,7 @@ traced), so a cache too small for a spec's paths never makes it slower than defi
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +27,7 @@ from graphcore.spec import batching as batcher
 from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import BatchRun, Fallback, Split
 from graphcore.spec.interpreter import PathEntry, RunResult, _run_examples, bound_dims, seeded
+from graphcore.spec.step_plan import plan_of
 from graphcore.variable import Variable
 
 
@@ -103,7 +105,10 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     info.reason = batcher.why_not(spec, inputs, model, mode)
     result = None
     if info.reason is None:
-        with seeded((spec.seed if seed is None else seed) + 1):
+        # numpy's global generator is saved and restored only for a spec that draws from it
+        random = plan_of(spec).draws_randomness or not model.initialized()
+        with (seeded((spec.seed if seed is None else seed) + 1) if random
+              else contextlib.nullcontext()):
             try:
                 result = _run_groups(runner, inputs, backward, info)
             except Fallback as e:
