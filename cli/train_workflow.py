@@ -31,7 +31,7 @@ def train(spec: Spec, overrides: Mapping[str, str], *, steps: int | None, epochs
           optimizer: str | None,
           lr: float | None, batch_size: int | None, mode: str, passes: list[str] | None,
           seed: int | None, save: Path | None, json_out: bool, out_dir: Path,
-          quiet: bool) -> None:
+          quiet: bool, batching: str = "auto") -> None:
     try:
         settings = settings_for(spec, seed=seed, epochs=epochs, steps=steps,
                                 batch_size=batch_size, optimizer=optimizer, lr=lr,
@@ -48,7 +48,7 @@ def train(spec: Spec, overrides: Mapping[str, str], *, steps: int | None, epochs
         total = _length(settings, data.rows)
         with _progress(total, settings.steps is None, quiet) as on_step:
             session = TrainingSession(spec, settings, data, folder, writer=files.write_bytes,
-                                      on_step=on_step, passes=passes)
+                                      on_step=on_step, passes=passes, batching=batching)
             if params is not None:
                 workflow.load_params(params, session.model)
             if start is not None:

@@ -92,7 +92,7 @@ def train(
                              optimizer=None if optimizer is None else optimizer.value, lr=lr,
                              batch_size=batch_size, mode=mode.value, passes=pass_list,
                              seed=seed, save=save, json_out=json_out, out_dir=out_dir,
-                             quiet=quiet)
+                             quiet=quiet, batching=batching.value)
         return
     if params is not None or shuffle is not None:
         raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "

@@ -61,7 +61,7 @@ def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
         if declared is None:
             raise ArgumentValueError(f"{api}: inputs has '{name}', which the spec does not "
                                      f"declare (its inputs: {', '.join(spec.inputs)})")
-        examples = value if declared.lengths is not None and isinstance(value, list) else [value]
+        examples = value if declared.sequence and isinstance(value, list) else [value]
         if set(map(type, examples)) == {np.ndarray} and all(
                 dtype.kind in "biuf" for dtype in set(map(_DTYPE, examples))):
             continue  # the common case, without a Python loop over many examples
@@ -69,7 +69,7 @@ def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
             if not isinstance(v, np.ndarray | Variable):
                 raise ArgumentTypeError(
                     f"{api}: input '{name}' must be a numpy array"
-                    + (" or a list of arrays (one per example)" if declared.lengths else "")
+                    + (" or a list of arrays (one per example)" if declared.sequence else "")
                     + f", got {type(v).__name__}")
             if v.dtype.kind not in "biuf":
                 raise ArgumentTypeError(f"{api}: input '{name}' must hold numbers, got dtype "

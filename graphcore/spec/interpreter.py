@@ -143,7 +143,36 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     if _has_sequences(inputs):
         from graphcore.spec import batching as batcher
         return batcher.run(spec, model, inputs, backward, seed, batching, _run_examples)
-    return _run_examples(spec, model, inputs, backward, seed)
+    return _run_one(spec, model, inputs, backward, seed)
+
+
+def _run_one(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
+             seed: int | None) -> RunResult:
+    """``run_spec`` without sequence inputs: one pass and nothing kept per example (the
+    common case, kept lean: beside the ops it is most of a small spec's ``bench`` time)."""
+    model.cleargrads()
+    path: list[PathEntry] = bound_dims(spec, inputs) if plan_of(spec).batch_dims else []
+    run = _Run(spec, model, inputs, path, record=False)
+    with ignoring_float_errors():
+        start = time.perf_counter()
+        # Saving and restoring numpy's global generator costs more than a small model's
+        # whole run, so it is done only when the forward pass can draw from it.
+        if plan_of(spec).draws_randomness or not model.initialized():
+            with seeded((spec.seed if seed is None else seed) + 1):
+                outputs, loss = run.forward_unguarded()
+        else:
+            outputs, loss = run.forward_unguarded()
+        forward_s = time.perf_counter() - start
+        backward_s = 0.0
+        if loss is not None and backward and loss.creator is not None:
+            start = time.perf_counter()
+            loss.backward()
+            backward_s = time.perf_counter() - start
+    timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+              "total": (forward_s + backward_s) * 1e3}
+    return RunResult(outputs=outputs, loss=None if loss is None else float(loss.array.item()),
+                     path=path, timing_ms=timing, examples=1, example_outputs=[outputs],
+                     loss_variable=loss, loss_inputs=[] if loss is None else [run.last_args])
 
 
 def _run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
@@ -317,7 +346,8 @@ class _Run:
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
                                f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
-        layer = getattr(self.model, step.name + suffix) if step.layer else None
+        layer = (getattr(self.model, step.name + suffix if suffix else step.name)
+                 if plan.op_class is None else None)
         if len(args) >= plan.check_sizes_from and (
                 plan.growth is None or getattr(args[0], "size", 0) * plan.growth
                 > self.spec.max_elements):

@@ -49,6 +49,11 @@ class InputSpec:
     keep_file_dtype: bool = False  # .npy/.npz integer and bool data keep their dtype
     column: DataColumn | None = None  # source ``data``: which part of the data file
 
+    @property
+    def sequence(self) -> bool:
+        """A list of variable-length examples: ``lengths``, or a data file's sequences."""
+        return self.lengths is not None or (self.column is not None and self.column.sequence)
+
 
 @dataclass
 class DataColumn:

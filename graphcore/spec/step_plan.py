@@ -47,6 +47,7 @@ class OpPlan:
 class SpecPlan:
     ops: dict[int, OpPlan]  # by id() of the OpStep, which the Spec keeps alive
     draws_randomness: bool
+    batch_dims: bool  # some input names its leading axis (the path records its size)
 
 
 def plan_of(spec: Spec) -> SpecPlan:
@@ -79,4 +80,4 @@ def _make_plan(spec: Spec) -> SpecPlan:
                                    only)
             random = random or module in _RANDOM_MODULES or not module.startswith(
                 "graphcore.ops.")
-    return SpecPlan(ops, random)
+    return SpecPlan(ops, random, any(i.batch_dim is not None for i in spec.inputs.values()))

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from graphcore import errors, serializers
+from graphcore.spec.batching import check_mode
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
 from graphcore.training import extension as ext
@@ -254,7 +255,8 @@ class TrainingSession:
                  out_dir: str | Path, writer: Writer | None = None,
                  initial_params: str | Path | None = None,
                  on_step: Callable[[int, int, float], None] | None = None,
-                 passes: list[str] | None = None) -> None:
+                 passes: list[str] | None = None, batching: str = "auto") -> None:
+        check_mode("TrainingSession", batching)
         if spec.loss is None:
             raise TrainingOptionError(f"spec '{spec.name}' has no loss, so there is nothing "
                                       "to train; add one, e.g. `loss: {op: sum}`")
@@ -281,7 +283,7 @@ class TrainingSession:
         order = None if not settings.shuffle else _Sampler(rng)
         iterator = SerialIterator(dataset, settings.batch_size, shuffle=None if order else False,
                                   order_sampler=order)
-        run = self._runner(passes)
+        run = self._runner(passes, batching)
         updater = _SpecUpdater(iterator, self.optimizer,
                                lambda batch: collate(batch, data.shared, sequences), run,
                                settings.seed, settings.metrics, True)
@@ -307,14 +309,18 @@ class TrainingSession:
             self.trainer.extend(progress, name="progress", trigger=(1, "iteration"))
         self.resumed_from: str | None = None
 
-    def _runner(self, passes: list[str] | None) -> Callable:
+    def _runner(self, passes: list[str] | None, batching: str) -> Callable:
+        """One training step's run: ``(inputs, seed) -> RunResult``, per-example runs
+        batched as ``batching`` says (``spec.batching``)."""
         if self.settings.mode == "static":
             from graphcore.static.spec_mode import StaticSpecRunner
 
             self.static_runner = StaticSpecRunner(self.spec, self.model, passes=passes,
                                                   loss_inputs=bool(self.settings.metrics))
-            return self.static_runner.run
-        return lambda inputs, seed: run_spec(self.spec, self.model, inputs, seed=seed)
+            static = self.static_runner.run
+            return lambda inputs, seed: static(inputs, seed=seed, batching=batching)
+        return lambda inputs, seed: run_spec(self.spec, self.model, inputs, seed=seed,
+                                             batching=batching)
 
     def _stop_trigger(self) -> Any:
         s = self.settings

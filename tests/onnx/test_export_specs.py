@@ -32,7 +32,7 @@ SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 REFUSED: dict[str, str] = {}
 # Specs whose exported batch axis stays fixed, with why; every other spec without sequence
 # inputs gets the symbolic dim `batch` and is run at another batch size below.
-FIXED_BATCH = {"transformer_block": "reshapes the mask to [2, 1, 6]: the batch is baked in"}
+FIXED_BATCH: dict[str, str] = {}  # spec name -> why its batch size is baked into the model
 # The tolerance (rtol 1e-5, atol 1e-6) holds for every spec but lenet: its logits sum
 # 500- and 800-term float32 dot products after two convolutions, and ONNX Runtime adds them in
 # another order (seen: 1.3e-6 absolute on a logit of 0.0195, outputs of magnitude ~1.5).

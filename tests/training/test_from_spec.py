@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from graphcore.config import using_config
-from graphcore.errors import SpecError, SpecErrors
+from graphcore.errors import ArgumentValueError, SpecError, SpecErrors
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
 from graphcore.static.spec_mode import StaticSpecRunner
 from graphcore.training.data_files import read_data
@@ -252,3 +252,45 @@ def test_early_stopping_on_validation_needs_validation_data(blobs):
     with pytest.raises(TrainingOptionError, match="watches validation_loss, but the spec has "
                        "no validation data"):
         train(load(blobs, text), blobs)
+
+
+SEQUENCE_TRAINING = """graphtool: 1
+data:
+  file: seq.npz
+  s: {values: feats, offsets: starts}
+graph:
+  - {op: linear, from: s, out_size: 2, name: proj}
+  - tanh
+  - {op: sum}
+loss: {op: square}
+train: {steps: 4, batch_size: 4, shuffle: false, optimizer: {name: sgd, lr: 0.1}}
+"""
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_training_batches_per_example_runs_as_asked(tmp_path, monkeypatch, mode):
+    """The session passes ``batching`` to every step's run (it used to be dropped: the CLI's
+    --batching did nothing for a spec with data), and every mode trains alike."""
+    from graphcore.spec import batching as batcher
+
+    rng = np.random.RandomState(1)
+    np.savez(tmp_path / "seq.npz", feats=rng.randn(40, 3), starts=np.arange(0, 40, 5) -
+             np.array([0, 1, 2, 0, 1, 2, 0, 1]))
+    spec = load_spec_text(SEQUENCE_TRAINING, str(tmp_path / "s.yaml"), str(tmp_path))
+    asked = []
+    real_run = batcher.run
+    monkeypatch.setattr(batcher, "run", lambda *a: asked.append(a[5]) or real_run(*a))
+    losses = {}
+    for batching in ("off", "auto", "pad"):
+        asked.clear()
+        settings = settings_for(spec, mode=mode)
+        data = load_spec_data(spec, settings.seed)
+        session = TrainingSession(spec, settings, data, tmp_path / batching, batching=batching)
+        losses[batching] = [e["main/loss"] for e in session.run().log]
+        if mode == "dynamic":
+            assert asked and set(asked) == {batching}
+    np.testing.assert_allclose(losses["auto"], losses["off"], rtol=1e-5)
+    np.testing.assert_allclose(losses["pad"], losses["off"], rtol=1e-5)
+    with pytest.raises(ArgumentValueError, match="batching must be one of auto, pad, off"):
+        TrainingSession(spec, settings_for(spec), load_spec_data(spec, 0), tmp_path / "x",
+                        batching="on")
