@@ -6,6 +6,7 @@ so a wrong call fails where it is made rather than as an ``AttributeError`` deep
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ def check_seed(api: str, seed: Any) -> None:
         raise ArgumentTypeError(f"{api}: seed must be an int or None, got {type(seed).__name__}")
 
 
+_DTYPE = operator.attrgetter("dtype")
 _SpecModel = None  # graphcore.spec.interpreter.SpecModel, imported on first use
 
 
@@ -60,6 +62,9 @@ def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
             raise ArgumentValueError(f"{api}: inputs has '{name}', which the spec does not "
                                      f"declare (its inputs: {', '.join(spec.inputs)})")
         examples = value if declared.sequence and isinstance(value, list) else [value]
+        if set(map(type, examples)) == {np.ndarray} and all(
+                dtype.kind in "biuf" for dtype in set(map(_DTYPE, examples))):
+            continue  # the common case, without a Python loop over many examples
         for v in examples:
             if not isinstance(v, np.ndarray | Variable):
                 raise ArgumentTypeError(

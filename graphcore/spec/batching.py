@@ -31,10 +31,12 @@ import numpy as np
 from graphcore import functions as F
 from graphcore.config import config
 from graphcore.spec.batch_analysis import analysis_of
+from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.model import Spec
+from graphcore.spec.stacked_examples import stacked_rows
 from graphcore.variable import Variable
 
 MODES = ("auto", "pad", "off")
@@ -113,6 +115,9 @@ def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | No
 def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[Group], int, int]:
     """The groups a call starts with, and (padded example-steps, example-steps)."""
     lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
+    whole = _stacked_group(lists)
+    if whole is not None:
+        return [whole], 0, len(whole.index) * next(iter(whole.arrays.values())).shape[1]
     n = len(next(iter(lists.values())))
     signature: dict[tuple, list[int]] = {}
     keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)] for v in lists.values()],
@@ -140,6 +145,21 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
                 total += longest * len(index)
         groups.append(Group(index, arrays, {k: lengths[k][index] for k in lists}, pad))
     return groups, padded, total
+
+
+def _stacked_group(lists: Mapping[str, list]) -> Group | None:
+    """Inputs made as the rows of one array each (``stacked_examples``), for as many examples:
+    one group of them all, as stacking the rows would give, without stacking them."""
+    arrays = {}
+    for k, v in lists.items():
+        stacked = stacked_rows(v)
+        if stacked is None or stacked.ndim < 2:
+            return None
+        arrays[k] = stacked
+    n = len(next(iter(arrays.values())))
+    if any(len(a) != n for a in arrays.values()):
+        return None
+    return Group(np.arange(n), arrays, {k: np.full(n, a.shape[1]) for k, a in arrays.items()})
 
 
 def _same_rest(lists: Mapping[str, list]) -> bool:
@@ -190,44 +210,11 @@ def _edge_pad(a: Any, steps: int) -> np.ndarray:
     return np.concatenate([a, np.repeat(a[-1:], steps - a.shape[0], axis=0)])
 
 
-def example_entries(spec: Spec, group: Group) -> list[PathEntry]:
-    """Each example's ``example`` path entry, in group order."""
-    names = list(group.lengths)
-    loc = spec.inputs[names[0]].loc
-    columns = [group.lengths[name].tolist() for name in names]
-    return [PathEntry("example", loc, {"index": i, "lengths": dict(zip(names, ls, strict=True))})
-            for i, *ls in zip(group.index.tolist(), *columns, strict=True)]
-
-
-def example_path(entries: list[PathEntry], group: Group, k: int) -> list[PathEntry]:
-    """A group's path entries for its k-th example (padded loops get its own length)."""
-    if not any("padded" in e.detail for e in entries):
-        return entries
-    out = []
-    for e in entries:
-        if "padded" in e.detail:
-            e = PathEntry(e.kind, e.loc, {"length": int(group.lengths[e.detail["padded"]][k])})
-        out.append(e)
-    return out
-
-
 def _as_variable(value: Any) -> Any:
+    """A per-example output as one-example runs give it: a Variable (without its graph)."""
     if isinstance(value, Variable | tuple):
         return value
     return Variable(np.asarray(value), requires_grad=False)
-
-
-def slice_output(value: Any, batched: bool, k: int, group: Group, padded_input: str | None,
-                 copy: bool) -> Any:
-    if not batched:
-        return value
-    array = value.array if hasattr(value, "array") else value
-    if isinstance(array, tuple):
-        return tuple(a[k] for a in array)
-    part = array[k]
-    if padded_input is not None:
-        part = part[:int(group.lengths[padded_input][k])]
-    return np.array(part) if copy else part
 
 
 def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
@@ -240,10 +227,7 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
     shared = {k: v for k, v in inputs.items() if not isinstance(v, list)}
     groups, info.padded_steps, info.steps = plan_groups(spec, inputs, mode)
     n = sum(len(g.index) for g in groups)
-    per_example: list[Any] = [None] * n
-    paths: list[list[PathEntry]] = [[] for _ in range(n)]
-    losses = np.zeros(n)
-    loss_args: list[Any] = [None] * n
+    results = GroupResults(spec, n, _as_variable, copy_loss_args=False)
     forward_s = backward_s = 0.0
     while groups:
         group = groups.pop(0)
@@ -265,35 +249,21 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
         info.groups += 1
         info.group_sizes.append(len(group.index))
         padded = {key: name for key, (_, name) in run.padded.items()}
-        for k, (i, entry) in enumerate(zip(group.index.tolist(), example_entries(spec, group),
-                                           strict=True)):
-            paths[i] = [entry] + example_path(taken, group, k)
-            per_example[i] = {  # Variables, as one-example runs give (without their graph)
-                name: _as_variable(slice_output(v, run.flag(name), k, group, padded.get(id(v)),
-                                                False))
-                for name, v in outputs.items()}
-            if loss is not None:
-                loss_args[i] = tuple(slice_output(a, f, k, group, None, False)
-                                     for a, f in zip(run.last_args, run.last_flags, strict=True))
-        if loss is not None:
-            losses[group.index] = loss.array
-            if backward and loss.creator is not None:
-                start = time.perf_counter()
-                total = F.sum(loss)
-                (total * (1.0 / n) if n > 1 else total).backward()
-                backward_s += time.perf_counter() - start
+        results.add(group, taken,
+                    {name: (v, run.flag(name), padded.get(id(v))) for name, v in outputs.items()},
+                    None if loss is None else list(zip(run.last_args, run.last_flags,
+                                                       strict=True)),
+                    None if loss is None else loss.array)
+        if loss is not None and backward and loss.creator is not None:
+            start = time.perf_counter()
+            total = F.sum(loss)
+            (total * (1.0 / n) if n > 1 else total).backward()
+            backward_s += time.perf_counter() - start
     info.applied = True
-    path = bound_dims(spec, inputs)
-    for p in paths:
-        path.extend(p)
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    total_loss = float(sum(float(v) / n for v in losses)) if spec.loss else None
-    result = RunResult(outputs=per_example[-1], loss=total_loss, path=path, timing_ms=timing,
-                       examples=n, example_outputs=per_example,
-                       loss_inputs=loss_args if spec.loss else [])
+    result = results.result(bound_dims(spec, inputs), timing)
     return result, info
-
 
 
 def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int | None,

@@ -6,6 +6,7 @@
                          overrides={"x": "batch.npy"})     # from --input x=batch.npy
     arrays["x"]          # float32 array read from ./batch.npy (relative to the working dir)
     arrays["s"]          # an input with lengths: a list of arrays, one per example
+                         # (of one shape: views of one array's rows, ``StackedExamples``)
 
 Random inputs draw from ``input_rng(seed, name)``, a generator keyed by the seed and the input's
 name, so adding, removing or reordering inputs never changes another input's values. Files
@@ -37,6 +38,7 @@ from graphcore.errors import SpecError
 from graphcore.registry import suggestion as _did_you_mean
 from graphcore.spec.loader import DEFAULT_MAX_ELEMENTS
 from graphcore.spec.model import InputSpec
+from graphcore.spec.stacked_examples import StackedExamples
 from graphcore.spec.yaml_source import Loc, error_at
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64", "bool")
@@ -219,7 +221,11 @@ def _generate(spec: InputSpec, dtype: np.dtype, seed: int, max_elements: int) ->
     else:
         fill = np.zeros if spec.source == "zeros" else np.ones
         arrays = [fill(shape, dtype) for shape in shapes]
-    return arrays if spec.lengths is not None else arrays[0]
+    if spec.lengths is None:
+        return arrays[0]
+    if len(set(shapes)) == 1:  # one shape: the rows of one array, which batching reads whole
+        return StackedExamples(np.stack(arrays))
+    return arrays
 
 
 def _example_shapes(spec: InputSpec) -> list[tuple[int, ...]]:

@@ -28,6 +28,7 @@ from graphcore.spec import predicate as pred
 from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.layers import LAYERS
+from graphcore.spec.lazy_fields import lazy_fields
 from graphcore.spec.model import (
     PREVIOUS,
     ForEachStep,
@@ -65,7 +66,9 @@ class PathEntry:
 @dataclass
 class RunResult:
     """What one run produced. With sequence inputs (``lengths``) the graph ran once per
-    example: ``outputs`` then hold the last example's values and ``example_outputs`` all."""
+    example: ``outputs`` then hold the last example's values and ``example_outputs`` all.
+    A batched call fills ``outputs``, ``path``, ``example_outputs`` and ``loss_inputs`` on
+    first read (``lazy_fields``); they read as plain dicts and lists all the same."""
 
     outputs: dict[str, Any]
     loss: float | None
@@ -77,6 +80,9 @@ class RunResult:
     # The arrays the loss step took, one tuple per example (metrics compare them).
     loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
     batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
+
+
+lazy_fields(RunResult, "outputs", "path", "example_outputs", "loss_inputs")
 
 
 class SpecModel(Chain):

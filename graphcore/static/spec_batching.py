@@ -13,6 +13,7 @@ traced), so a cache too small for a spec's paths never makes it slower than defi
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -23,8 +24,10 @@ from graphcore import errors
 from graphcore import functions as F
 from graphcore.config import config
 from graphcore.spec import batching as batcher
+from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import BatchRun, Fallback, Split
 from graphcore.spec.interpreter import PathEntry, RunResult, _run_examples, bound_dims, seeded
+from graphcore.spec.step_plan import plan_of
 from graphcore.variable import Variable
 
 
@@ -102,7 +105,10 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     info.reason = batcher.why_not(spec, inputs, model, mode)
     result = None
     if info.reason is None:
-        with seeded((spec.seed if seed is None else seed) + 1):
+        # numpy's global generator is saved and restored only for a spec that draws from it
+        random = plan_of(spec).draws_randomness or not model.initialized()
+        with (seeded((spec.seed if seed is None else seed) + 1) if random
+              else contextlib.nullcontext()):
             try:
                 result = _run_groups(runner, inputs, backward, info)
             except Fallback as e:
@@ -123,10 +129,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
     shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
     groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
     n = sum(len(g.index) for g in groups)
-    per_example: list[Any] = [None] * n
-    paths: list[list[PathEntry]] = [[] for _ in range(n)]
-    losses = np.zeros(n)
-    loss_args: list[Any] = [None] * n
+    results = GroupResults(spec, n, lambda value: value, copy_loss_args=True)
     grads: dict[str, np.ndarray] = {}
     forward_s = backward_s = 0.0
     while groups:
@@ -175,35 +178,22 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                         _add(grads, key[5:], buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
-        # plan buffers are overwritten by the next replay: one copy per group, viewed per example
-        kept = {name: np.array(values[f"out:{name}"]) for name in spec.outputs}
-        entries = batcher.example_entries(spec, group)
-        for k, i in enumerate(group.index.tolist()):
-            paths[i] = [entries[k]] + batcher.example_path(taken, group, k)
-            per_example[i] = {
-                name: batcher.slice_output(kept[name], meta["flags"][name], k, group,
-                                           meta["padded"][name], False)
-                for name in spec.outputs}
-            if "loss_in:0" in values:
-                flags = meta.get("loss_flags", [False, False])
-                loss_args[i] = tuple(
-                    batcher.slice_output(values[f"loss_in:{j}"], flags[j], k, group, None, True)
-                    for j in range(2) if f"loss_in:{j}" in values)
-        if "losses" in values:
-            losses[group.index] = values["losses"]
+        # plan buffers are overwritten by the next replay: one copy per group, read lazily
+        outputs = {name: (np.array(values[f"out:{name}"]), meta["flags"][name],
+                          meta["padded"][name]) for name in spec.outputs}
+        loss_args = None
+        if "loss_in:0" in values:
+            flags = meta.get("loss_flags", [False, False])
+            loss_args = [(np.array(values[f"loss_in:{j}"]), flags[j]) for j in range(2)
+                         if f"loss_in:{j}" in values]
+        results.add(group, taken, outputs, loss_args, values.get("losses"))
     params = runner.params()
     for name, g in grads.items():
         params[name]._grad = g
     info.applied = True
-    path = bound_dims(spec, inputs)
-    for p in paths:
-        path.extend(p)
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    total = float(sum(float(v) / n for v in losses)) if spec.loss else None
-    return RunResult(outputs=per_example[-1], loss=total, path=path, timing_ms=timing,
-                     examples=n, example_outputs=per_example,
-                     loss_inputs=[a for a in loss_args if a is not None])
+    return results.result(bound_dims(spec, inputs), timing)
 
 
 def _add(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:

@@ -22,6 +22,7 @@ from graphcore.config import config
 from graphcore.spec import interpreter
 from graphcore.spec.interpreter import PathEntry, RunResult, SpecModel, seeded
 from graphcore.spec.model import Spec
+from graphcore.spec.step_plan import plan_of
 from graphcore.static.compile import CacheStats
 from graphcore.static.lower import GuardMiss, Plan
 from graphcore.static.passes import PassReport, run_passes, select
@@ -152,10 +153,12 @@ class StaticSpecRunner:
         variants = self.cache.get(key, [])
         # Every attempt (a replay a guard may stop, then the trace) starts from the same
         # random state, so dropout draws what define-by-run would have drawn. Only a plan
-        # with guards can stop: without one, the first replay is the only attempt.
-        rng_state = np.random.get_state() if variants and variants[0].guarded else None
+        # with guards can stop: without one, the first replay is the only attempt. (Saving
+        # the state costs more than a small plan's replay: only a spec that draws saves it.)
+        rng_state = np.random.get_state() if variants and variants[0].guarded \
+            and plan_of(self.spec).draws_randomness else None
         for variant in variants:
-            if variant is not variants[0]:
+            if variant is not variants[0] and rng_state is not None:
                 np.random.set_state(rng_state)
             try:
                 values = variant.plan.run(example, backward=False)

@@ -1,0 +1,46 @@
+"""Per-example inputs made as the rows of one array, so batching need not stack them again.
+
+``make_inputs`` gives an input with ``examples: N`` (or ``lengths`` all equal) as a
+``StackedExamples``: to every reader a plain list of arrays, one per example, each a view of
+one row of ``stacked``. ``stacked_rows(value)`` gives that array while the list still holds
+exactly those views, unchanged (the same objects, in order, with the shape and dtype they were
+made with; setting an array's strides is deprecated in numpy), so it holds the rows' current
+contents, written in place or not; anything else (a user's list, a list edited since) gives
+None and the batcher stacks the rows itself. Copies and pickles are plain lists.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+_SHAPE = operator.attrgetter("shape")
+_DTYPE = operator.attrgetter("dtype")
+
+
+class StackedExamples(list):
+    """The rows of ``stacked`` as a list of arrays (views), one per example."""
+
+    def __init__(self, stacked: np.ndarray) -> None:
+        super().__init__(stacked)
+        self.stacked = stacked
+        self._rows = tuple(self)
+        self._shapes = list(map(_SHAPE, self._rows))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        return list, (list(self),)  # copies and pickles: a plain list of the rows
+
+
+def stacked_rows(value: Any) -> np.ndarray | None:
+    """The array whose rows ``value`` holds, in order, unchanged; None when not known."""
+    if type(value) is not StackedExamples:
+        return None
+    rows, dtype = value._rows, value.stacked.dtype  # map, not a loop: this is every call
+    if len(value) != len(rows) or not all(map(operator.is_, value, rows)) \
+            or list(map(_SHAPE, rows)) != value._shapes \
+            or not all(map(operator.is_, map(_DTYPE, rows), repeat(dtype))):
+        return None
+    return value.stacked
