@@ -28,10 +28,14 @@ if __name__ == "__main__":  # one BLAS thread for every side; must precede the n
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
+import sys  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import engine  # noqa: E402  (its batch timing)
 
 from graphcore.spec.bench import RUNNERS  # noqa: E402
 from graphcore.spec.inputs import make_inputs  # noqa: E402
@@ -68,6 +72,7 @@ graph:
 loss: {op: sum}
 """
 TARGETS = {"rnn": 2.0, "branch": 1.5}
+BATCH_S = 0.02  # seconds of calls per timed batch
 
 
 def _params(runner) -> dict[str, np.ndarray]:
@@ -155,12 +160,12 @@ def _check(floor: Callable, runner, name: str) -> None:
         np.testing.assert_allclose(got[key], want, rtol=2e-4, atol=2e-5, err_msg=f"{name} {key}")
 
 
-def _timed(fn: Callable) -> float:
+def _timed(fn: Callable, n: int) -> float:
+    """Seconds per call over ``n`` calls in a row (collection off: a pause would land on
+    whichever side happened to allocate last)."""
     gc.disable()
     try:
-        start = time.perf_counter()
-        fn()
-        return time.perf_counter() - start
+        return engine._time_batch(fn, n) / n
     finally:
         gc.enable()
 
@@ -186,13 +191,19 @@ def measure(text: str, floor_of: Callable, rounds: int, sides: list[tuple[str, s
         result = runner.step()
         infos[key] = result.batching
         _check(floor, runner, f"{spec.name} {key}")
-    times: dict[str, list[float]] = {"numpy floor": []}
-    for _ in range(2):
-        floor()
-    for _ in range(rounds):
-        times["numpy floor"].append(_timed(floor))
-        for (mode, batching), runner in runners.items():
-            times.setdefault(f"{mode} {batching}", []).append(_timed(runner.step))
+    # engine.py's timing: each side timed over a batch of calls lasting about BATCH_S
+    # (warm caches, as a training loop runs it), the sides alternating round by round
+    sides_fn = {"numpy floor": floor, **{f"{mode} {batching}": runner.step
+                                         for (mode, batching), runner in runners.items()}}
+    for fn in sides_fn.values():
+        fn()
+        fn()
+    sizes = {name: engine._batch_size(fn, BATCH_S) for name, fn in sides_fn.items()}
+    times: dict[str, list[float]] = {name: [] for name in sides_fn}
+    order = list(sides_fn)
+    for r in range(rounds):
+        for name in (order if r % 2 == 0 else order[::-1]):
+            times[name].append(_timed(sides_fn[name], sizes[name]))
     return {k: statistics.median(v) * 1e3 for k, v in times.items()}, infos
 
 
