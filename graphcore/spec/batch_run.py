@@ -27,12 +27,19 @@ from graphcore.spec.batch_predicate import outcomes
 from graphcore.spec.batch_rules import NotBatchable, Unbatchable, apply_rule, rule_for
 from graphcore.spec.interpreter import PREDICATE_HOOKS, PathEntry, _PredicateScope
 from graphcore.spec.model import PREVIOUS, ForEachStep, OpStep
+from graphcore.spec.sizes import oversized
 from graphcore.spec.validation import MAX_TRIPS
 from graphcore.variable import Variable
 
 MASK = "pad-mask:"  # env name prefix of a padded input's mask (B, T): True on real steps
 _FAILURES = (errors.ShapeError, errors.DTypeError, ValueError, TypeError, IndexError,
              MemoryError, PluginError, errors.SpecRuntimeError, pred.PredicateError)
+
+
+def _first(value: Any) -> Any:
+    """The first example of a batched value, as an array view (only its shape is read)."""
+    array = value.array if isinstance(value, Variable) else value
+    return array[0] if isinstance(array, np.ndarray) and array.ndim else array
 
 
 class Fallback(Exception):
@@ -140,6 +147,12 @@ class BatchRun(interpreter._Run):
             raise Fallback("arity")  # the per-example run reports it
         layer = getattr(self.model, step.name + suffix) if step.layer else None
         batched = any(flags)
+        if len(args) >= plan.check_sizes_from:  # the per-example size check, on one example
+            example = [_first(a) if f else a for a, f in zip(args, flags, strict=True)]
+            if (plan.growth is None or getattr(example[0], "size", 0) * plan.growth
+                    > self.spec.max_elements) and oversized(
+                        step.op, layer, example, self.spec.max_elements) is not None:
+                raise Fallback("over the size limit")  # the per-example run says where
         try:
             if layer is not None:
                 attrs = {}

@@ -240,3 +240,29 @@ def test_groups_beyond_the_plan_cache_run_batched_define_by_run():
     assert result.batching["applied"] and result.batching["groups"] > 1
     assert len(runner.cache) == 1
     _same(result, grads, reference, reference_grads)
+
+
+OUTER = """graphtool: 1
+inputs:
+  s: {random: normal, shape: [null, 20], lengths: [3, 3, 3]}
+graph:
+  - {op: reshape, shape: [-1, 1], to: col}
+  - {op: reshape, from: s, shape: [1, -1], to: row}
+  - {op: matmul, from: [col, row]}
+loss: {op: sum}
+"""
+
+
+@pytest.mark.parametrize("batching", ["off", "auto", "pad"])
+def test_a_batched_step_over_the_size_limit_is_refused_where_it_is(batching):
+    """The per-step size check holds in batched runs too (it was skipped there): the outer
+    product of one example (60 x 60) is over the limit, refused before numpy allocates the
+    group's, with the per-example run's located error."""
+    spec = load_spec_text(OUTER, "outer.yaml", max_elements=3000)
+    model = build_model(spec)
+    with pytest.raises(SpecError) as info:
+        run_spec(spec, model, make_inputs(spec.inputs, 0, "."), batching=batching)
+    e = info.value
+    assert (e.line, e.col) == (7, 5)
+    assert "matmul: the result would have 3,600 elements (shape (60, 60)), over the limit " \
+           "of 3,000" in e.message
