@@ -14,7 +14,6 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,13 +21,10 @@ import numpy as np
 from graphcore import errors
 from graphcore import functions as F
 from graphcore.config import config
-from graphcore.links.link import Chain, Link
 from graphcore.plugins import PluginError
 from graphcore.spec import predicate as pred
-from graphcore.spec.arguments import check_inputs, check_model, check_seed, check_spec
+from graphcore.spec.arguments import check_inputs, check_model, check_spec
 from graphcore.spec.float_errors import ignoring_float_errors
-from graphcore.spec.layers import LAYERS
-from graphcore.spec.lazy_fields import lazy_fields
 from graphcore.spec.model import (
     PREVIOUS,
     ForEachStep,
@@ -41,6 +37,13 @@ from graphcore.spec.model import (
 )
 from graphcore.spec.predicate_scope import PredicateScope as _PredicateScope
 from graphcore.spec.sizes import oversized
+from graphcore.spec.spec_model import (  # noqa: F401  (re-exported: the interpreter's API)
+    PathEntry,
+    RunResult,
+    SpecModel,
+    build_model,
+    seeded,
+)
 from graphcore.spec.step_plan import plan_of
 from graphcore.spec.validation import MAX_TRIPS
 from graphcore.spec.yaml_source import Loc, error_at
@@ -48,86 +51,6 @@ from graphcore.variable import Variable
 
 # Called as hook(predicate, loc, scope, outcome) after every live predicate evaluation.
 PREDICATE_HOOKS: list = []
-
-
-@dataclass
-class PathEntry:
-    """One decision the run made: ``kind`` is if | repeat | while | for_each | example |
-    batch (the size a named leading axis took)."""
-
-    kind: str
-    loc: Loc
-    detail: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "at": str(self.loc), **self.detail}
-
-
-@dataclass
-class RunResult:
-    """What one run produced. With sequence inputs (``lengths``) the graph ran once per
-    example: ``outputs`` then hold the last example's values and ``example_outputs`` all.
-    A batched call fills ``outputs``, ``path``, ``example_outputs`` and ``loss_inputs`` on
-    first read (``lazy_fields``); they read as plain dicts and lists all the same."""
-
-    outputs: dict[str, Any]
-    loss: float | None
-    path: list[PathEntry]
-    timing_ms: dict[str, float]
-    examples: int = 1
-    example_outputs: list[dict[str, Any]] = field(default_factory=list)
-    loss_variable: Variable | None = None
-    # The arrays the loss step took, one tuple per example (metrics compare them).
-    loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
-    batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
-
-
-lazy_fields(RunResult, "outputs", "path", "example_outputs", "loss_inputs")
-
-
-class SpecModel(Chain):
-    """The parameters of a spec: one child link per layer scope, in file order."""
-
-    def __init__(self, spec: Spec) -> None:
-        super().__init__()
-        self.spec = spec
-        with self.init_scope():
-            made = set()  # a layer shared by several steps is made once
-            for scope, step in _layer_scopes(spec):
-                if scope not in made:
-                    made.add(scope)
-                    setattr(self, scope, _make_layer(step))
-
-    def layer(self, scope: str) -> Link:
-        return getattr(self, scope)
-
-    def initialized(self) -> bool:
-        """True once every parameter has its array (lazily sized ones get theirs, drawn from
-        numpy's global generator, on the first run); remembered once true."""
-        if not self.__dict__.get("_all_initialized", False):
-            self.__dict__["_all_initialized"] = all(
-                p.array is not None for p in self.params())
-        return self.__dict__["_all_initialized"]
-
-
-def _make_layer(step: OpStep) -> Link:
-    """The link of a layer step; options its constructor refuses (a ``ksize`` with the wrong
-    number of axes) are reported at the step."""
-    try:
-        return LAYERS[step.op].make(step.attrs)
-    except (ValueError, TypeError, errors.ShapeError) as e:
-        loc = step.loc
-        line = loc.source.line(loc.line) if loc.source is not None else None
-        raise errors.SpecRuntimeError(f"{step.op}: {e}", loc.file, loc.line, loc.col, line,
-                                      loc.length) from e
-
-
-def build_model(spec: Spec, seed: int | None = None) -> SpecModel:
-    """Create the spec's parameters (eagerly where sizes are known), seeded by the spec."""
-    check_spec("build_model", spec)
-    check_seed("build_model", seed)
-    with seeded(spec.seed if seed is None else seed):
-        return SpecModel(spec)
 
 
 def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
@@ -252,17 +175,6 @@ def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Va
         _, loss = _Run(spec, model, example, []).forward()
         total = loss if total is None else total + loss
     return total * (1.0 / n) if n > 1 else total
-
-
-@contextlib.contextmanager
-def seeded(seed: int) -> Iterator[None]:
-    """Seed numpy's global generator (initializers, dropout) for a block, then restore it."""
-    state = np.random.get_state()
-    np.random.seed(seed % 2**32)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
 
 
 class _Run:
@@ -506,26 +418,6 @@ class _Run:
                     return self.failure(step.loc, f"{step.op} produced NaN or Inf, which "
                                         "reached the loss")
         return self.failure(self.spec.loss.loc, "the loss is NaN or Inf")
-
-
-def _layer_scopes(spec: Spec) -> Iterator[tuple[str, OpStep]]:
-    """Every layer scope name the spec can use, with its step (unrolled repeats expanded)."""
-
-    def walk(steps: list[Step], suffix: str):
-        for step in steps:
-            if isinstance(step, OpStep):
-                if step.layer:
-                    yield step.name + suffix, step
-            elif isinstance(step, IfStep):
-                yield from walk(step.then, suffix)
-                yield from walk(step.otherwise, suffix)
-            elif isinstance(step, RepeatStep) and step.unroll:
-                for i in range(step.count):
-                    yield from walk(step.body, f"{suffix}_{i}")
-            else:
-                yield from walk(step.body, suffix)
-
-    yield from walk(spec.graph + ([spec.loss] if spec.loss else []), "")
 
 
 def _has_sequences(inputs: Mapping[str, Any]) -> bool:
