@@ -18,6 +18,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import FAILURE, USAGE, CliError, command
+from cli.options import plugin_option
 from graphcore.sweep import (
     COMMANDS,
     SweepOptionError,
@@ -57,6 +58,7 @@ def sweep(
     resume: bool = typer.Option(False, "--resume", help="Skip the points sweep.json holds."),
     seed: int = typer.Option(0, "--seed", min=0, help="--random: the sampling seed."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH."),
+    plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print sweep.json's document."),
     out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
@@ -72,7 +74,8 @@ def sweep(
     if specs.STDIN in input_paths.values():
         raise CliError("sweep inputs must be files (their contents travel to the workers)",
                        USAGE)
-    loaded = specs.load(spec)
+    plugin_paths = [str(p) for p in plugins]
+    loaded = specs.load(spec, plugins=plugin_paths)  # the workers get the plugins' contents
     text = Path(spec).read_text(encoding="utf-8-sig")
     try:
         axes = parse_grid(grid, name)
@@ -80,7 +83,7 @@ def sweep(
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
     figure = sort or DEFAULT_SORT[name]
-    tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat)
+    tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)
     folder = files.artifact_dir(out_dir, loaded.name)
     rows: dict[str, dict[str, Any]] = {}
     if resume:
@@ -111,7 +114,8 @@ def sweep(
                 results.close()  # cancels what has not finished (Ctrl-C)
     ordered = _sorted(list(rows.values()), figure)
     best = best_row(ordered, figure)
-    best_line = None if best is None else command_line(best, spec, input_paths, repeat)
+    best_line = None if best is None else command_line(best, spec, input_paths, repeat,
+                                                       plugin_paths)
     if json_out:
         document = sweep_document(loaded.name, name, ordered, figure)
         document["best"] = None if best is None else {"key": best["key"], "command": best_line}

@@ -55,7 +55,7 @@ def best_row(rows: Sequence[Mapping[str, Any]], figure: str) -> Mapping[str, Any
 
 
 def command_line(row: Mapping[str, Any], spec_file: str, inputs: Mapping[str, str] | None = None,
-                 bench_repeat: int = 10) -> str:
+                 bench_repeat: int = 10, plugins: Sequence[str] = ()) -> str:
     """The ``graphtool`` command that runs ``row``'s point alone."""
     command = row["command"]
     words = ["graphtool", command, spec_file]
@@ -76,6 +76,8 @@ def command_line(row: Mapping[str, Any], spec_file: str, inputs: Mapping[str, st
             words += ["--set", f"{key}={value}"]
     for name, path in (inputs or {}).items():
         words += ["--input", f"{name}={path}"]
+    for path in plugins:
+        words += ["--plugin", path]
     return shlex.join(words)
 
 

@@ -7,7 +7,9 @@ with the same defaults, so a row equals the command run alone (``records.command
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import tempfile
 import time
 from collections.abc import Mapping
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcore import errors
+from graphcore.plugins import load_plugin
 from graphcore.spec.loader import load_spec_text
 from graphcore.sweep.tasks import SweepTask
 
@@ -69,6 +72,8 @@ def classify(exc: BaseException) -> tuple[int, str, str]:
 
 def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
     settings = task.settings
+    for file_name, data in task.plugins:
+        load_plugin(_plugin_file(file_name, data))
     folder = _lay_out_files(task, scratch)
     overrides = {}
     for name, (file_name, data) in task.input_files.items():
@@ -121,6 +126,20 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
                             if doc.get(name) is not None})
         return figures
     raise ValueError(f"unknown sweep command {task.command!r}")
+
+
+def _plugin_file(file_name: str, data: bytes) -> Path:
+    """A carried plugin as a file named by its contents' hash, so a worker process runs each
+    plugin source once however many points it runs (``load_plugin`` loads a path once)."""
+    folder = Path(tempfile.gettempdir()) / "graphtool-sweep-plugins" / \
+        hashlib.sha256(data).hexdigest()[:16]
+    path = folder / file_name
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".{file_name}.{os.getpid()}.tmp"
+        staged.write_bytes(data)
+        os.replace(staged, path)  # whole, even with two workers writing it at once
+    return path
 
 
 def _lay_out_files(task: SweepTask, scratch: Path) -> Path:

@@ -34,6 +34,8 @@ class SweepTask:
     # the spec reads ``file:`` inputs from outside its folder, which the task cannot carry:
     # the workers must then be able to read them at the spec's folder
     needs_spec_folder: bool = False
+    # ``--plugin`` files, in order: (file name, contents); a worker runs each before the spec
+    plugins: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def key(self) -> str:
@@ -47,14 +49,17 @@ class SweepTask:
         for name, (file_name, data) in sorted(self.input_files.items()):
             digest.update(name.encode() + Path(file_name).suffix.encode()
                           + hashlib.sha256(data).digest())
+        for _, data in self.plugins:  # an edited plugin is another point
+            digest.update(b"plugin" + hashlib.sha256(data).digest())
         return digest.hexdigest()[:16]
 
 
 def make_tasks(command: str, spec_file: str, spec_text: str, spec: Spec,
                points: Sequence[Mapping[str, str]], inputs: Mapping[str, str] | None = None,
-               bench_repeat: int = 10) -> list[SweepTask]:
+               bench_repeat: int = 10, plugins: Sequence[str] = ()) -> list[SweepTask]:
     """One task per point. ``spec`` is the spec loaded once by the caller (it names the
-    ``file:`` inputs to carry); ``inputs`` maps input names to ``--input`` paths."""
+    ``file:`` inputs to carry); ``inputs`` maps input names to ``--input`` paths; ``plugins``
+    are ``--plugin`` files (already loaded by the caller), carried by their contents."""
     folder = Path(spec.folder)
     spec_files = {}
     needs_spec_folder = False
@@ -67,8 +72,9 @@ def make_tasks(command: str, spec_file: str, spec_text: str, spec: Spec,
             needs_spec_folder = True
     input_files = {name: (os.path.basename(path), Path(path).read_bytes())
                    for name, path in (inputs or {}).items()}
+    carried = tuple((os.path.basename(path), Path(path).read_bytes()) for path in plugins)
     return [SweepTask(command, spec_file, spec_text, dict(point), i, bench_repeat, spec_files,
-                      input_files, str(folder.resolve()), needs_spec_folder)
+                      input_files, str(folder.resolve()), needs_spec_folder, carried)
             for i, point in enumerate(points)]
 
 

@@ -170,3 +170,50 @@ def test_bench_points_take_a_whole_worker(tmp_path):
     assert len(spans) == 3
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end - 1e-3, spans
+
+
+PLUGIN = '''
+import graphcore
+
+
+@graphcore.register_op
+class Twice(graphcore.FunctionNode):
+    """2 x, elementwise."""
+    name = "twice_sweep_plugin"
+    elementwise = True
+    arity = 1
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward(self, indexes, grad_outputs):
+        return 2 * grad_outputs[0],
+'''
+PLUGGED = """graphtool: 1
+name: plugged
+seed: 0
+inputs:
+  x: {random: normal, shape: [4, 3]}
+graph:
+  - {op: linear, out_size: 2, name: l1}
+  - twice_sweep_plugin
+loss: {op: sum}
+"""
+
+
+def test_plugin_ops_travel_to_the_workers(scheduler, tmp_path):
+    """`--plugin` reaches worker processes (the task carries the file's contents; each worker
+    runs it once), and the best point's command line names it."""
+    (tmp_path / "ops.py").write_text(PLUGIN + f"# {tmp_path}\n")  # one module per test run
+    (tmp_path / "plugged.yaml").write_text(PLUGGED)
+    result = invoke("sweep", tmp_path / "plugged.yaml", "--command", "run", "--grid",
+                    "seed=0,1,2", "--plugin", tmp_path / "ops.py", "--scheduler", scheduler,
+                    "--out-dir", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path / "out", "plugged")
+    assert [r["status"] for r in rows] == ["ok"] * 3, rows
+    alone = invoke("run", tmp_path / "plugged.yaml", "--seed", "1", "--plugin",
+                   tmp_path / "ops.py", "--json", "--out-dir", tmp_path / "alone")
+    assert alone.exit_code == 0, alone.stderr
+    assert rows[1]["figures"]["loss"] == json.loads(alone.stdout)["loss"]
+    assert f"--plugin {tmp_path / 'ops.py'}" in result.stdout.splitlines()[-1]
