@@ -14,8 +14,10 @@ rounding.
 steps costs ``steps * (OVERHEAD_ROWS + rows)``, so padding pays when many distinct lengths
 would each pay the per-step overhead; ``pad`` pads every example into one bucket; ``off`` runs
 one example at a time. A spec that cannot batch (an op or layer without a batching rule,
-randomness in training, a lazily sized parameter on the first call) runs one example at a
-time, with the reason in ``BatchingInfo.reason``.
+randomness in training) runs one example at a time, with the reason in
+``BatchingInfo.reason``. On a call that finds parameters still lazily sized, forward passes
+over the first examples size them first (``size_lazy_parameters``: initial values drawn as the
+per-example run draws them), then every example runs batched.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from graphcore import functions as F
-from graphcore.config import config
+from graphcore.config import config, no_backprop_mode
+from graphcore.spec import interpreter
 from graphcore.spec.batch_analysis import analysis_of
 from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
@@ -107,8 +110,6 @@ def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | No
         return analysis.blockers[0]
     if analysis.random_reason and config.train:
         return f"the spec {analysis.random_reason}"
-    if not model.initialized() and not model.__dict__.get("_graphcore_ran_once"):
-        return "the first call gives lazily sized parameters their shapes one example at a time"
     return None
 
 
@@ -266,6 +267,25 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
     return result, info
 
 
+def size_lazy_parameters(spec: Spec, model, inputs: Mapping[str, Any]) -> None:
+    """Give a fresh model's lazily sized layers the shapes and initial values a per-example
+    run gives them: forward passes over the examples in order (nothing recorded, results
+    dropped), drawing from numpy's generator as the per-example run draws, until every
+    parameter is sized (usually after the first example) or every example has run; once per
+    model. The caller seeds the generator as the per-example run does. A spec that batches has
+    no randomness and no state a forward pass changes, so nothing else differs."""
+    if model.initialized() or model.__dict__.get("_graphcore_ran_once"):
+        return
+    n = len(next(v for v in inputs.values() if isinstance(v, list)))
+    with no_backprop_mode():
+        for i in range(n):
+            example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
+            interpreter._Run(spec, model, example, [], record=False).forward_unguarded()
+            if model.initialized():
+                break
+    model.__dict__["_graphcore_ran_once"] = True
+
+
 def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         mode: str, per_example) -> RunResult:
     """``run_spec`` for inputs with per-example runs: batched, or one example at a time."""
@@ -277,6 +297,7 @@ def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int 
         lazy = not model.initialized()  # a parameter still unsized draws its initial values
         with (seeded((spec.seed if seed is None else seed) + 1) if lazy
               else contextlib.nullcontext()), ignoring_float_errors():
+            size_lazy_parameters(spec, model, inputs)
             result, info = run_dynamic(spec, model, inputs, backward=backward, mode=mode)
     else:
         info.reason = why_not(spec, inputs, model, mode)

@@ -26,7 +26,8 @@ from graphcore.config import config
 from graphcore.spec import batching as batcher
 from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import BatchRun, Fallback, Split
-from graphcore.spec.interpreter import PathEntry, RunResult, _run_examples, bound_dims, seeded
+from graphcore.spec.float_errors import ignoring_float_errors
+from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.step_plan import plan_of
 from graphcore.variable import Variable
 
@@ -96,12 +97,12 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     batcher.check_mode("StaticSpecRunner.run", mode)
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
-    if mode != "off" and not model.initialized() and \
-            not model.__dict__.get("_graphcore_ran_once"):
-        # size lazy parameters define-by-run, one example at a time (as run_spec would draw
-        # them), without filling the plan cache with per-example paths; then batch
-        _run_examples(spec, model, inputs, False, seed)
-        model.__dict__["_graphcore_ran_once"] = True
+    if mode != "off" and not model.initialized() and batcher.why_not(
+            spec, inputs, model, mode) is None:
+        # size lazy parameters define-by-run (as run_spec draws them) without filling the
+        # plan cache with per-example paths; then batch
+        with seeded((spec.seed if seed is None else seed) + 1), ignoring_float_errors():
+            batcher.size_lazy_parameters(spec, model, inputs)
     info.reason = batcher.why_not(spec, inputs, model, mode)
     result = None
     if info.reason is None:

@@ -266,3 +266,26 @@ def test_a_batched_step_over_the_size_limit_is_refused_where_it_is(batching):
     assert (e.line, e.col) == (7, 5)
     assert "matmul: the result would have 3,600 elements (shape (60, 60)), over the limit " \
            "of 3,000" in e.message
+
+
+@pytest.mark.parametrize("name", ["rnn_sequences", "lstm_tagger"])
+def test_the_first_call_batches_and_sizes_lazy_parameters_as_per_example(name):
+    """A fresh model's lazily sized layers get the initial values the per-example run gives
+    them (the first example's forward sizes them, then every example runs batched)."""
+    spec = load_spec_file(str(SPECS / f"{name}.yaml"))
+    inputs = _float64(make_inputs(spec.inputs, 0))
+    firsts = {}
+    for mode in ("off", "auto"):
+        with using_config("dtype", np.float64):
+            model = build_model(spec)
+            assert not model.initialized()
+            result = run_spec(spec, model, inputs, batching=mode)
+            grads = {name: np.array(p.grad) for name, p in model.namedparams()}
+            params = {name: np.array(p.array) for name, p in model.namedparams()}
+        firsts[mode] = result, grads, params
+        assert result.batching["applied"] is (mode == "auto"), result.batching
+    (result, grads, params), (reference, reference_grads, reference_params) = \
+        firsts["auto"], firsts["off"]
+    for name, value in reference_params.items():
+        np.testing.assert_array_equal(params[name], value, err_msg=name)
+    _same(result, grads, reference, reference_grads)
