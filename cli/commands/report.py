@@ -85,22 +85,29 @@ def _graphs(loaded: Any, *, static: bool, notes: list[str]) -> list[GraphView]:
     executed = drawings["executed"]
     views = [_view("Executed graph (define-by-run)", executed.dot,
                    note="Click a node to see the spec step that made it; click a step in the "
-                   "spec to light up its nodes.",
-                   node_lines={node: int(at.split(":")[0])
-                               for node, at in executed.locations.items()}, kind="executed")]
+                   "spec to light up its nodes.", node_lines=_lines(executed), kind="executed")]
     if executed.examples > 1:
         notes.append(f"the executed graph is example {executed.example + 1} of "
                      f"{executed.examples}")
     if static:
         ir, optimized = drawings["ir"], drawings["optimized"]
-        views.append(_view("Static IR, as traced", ir.dot))
-        views.append(_view("Static IR after the passes", optimized.dot))
+        views.append(_view("Static IR, as traced", ir.dot, node_lines=_lines(ir),
+                           note="Click a node to see the spec step it was traced from (a vjp: "
+                           "the step it differentiates)."))
+        views.append(_view("Static IR after the passes", optimized.dot,
+                           node_lines=_lines(optimized),
+                           note="Nodes a pass made (a fusion) link to no step."))
         change = diff_dots(ir.dot, optimized.dot, "the traced IR", "the optimized IR")
         views.append(_view(
             "What the passes changed", change.dot,
             note=f"{len(change.only_first)} nodes removed or rewritten, "
                  f"{len(change.only_second)} made by the passes, {len(change.shared)} kept."))
     return views
+
+
+def _lines(drawing: Any) -> dict[str, int]:
+    """A drawing's node -> spec line map (what the page links)."""
+    return {node: int(at.split(":")[0]) for node, at in drawing.locations.items()}
 
 
 def _view(title: str, dot: str, note: str = "", node_lines: dict[str, int] | None = None,

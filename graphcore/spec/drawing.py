@@ -129,18 +129,7 @@ def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: st
 def _locations(run: _Run, graph: ComputationalGraph) -> dict[str, str]:
     """Each drawn node's spec step (``"line:col"``): a FunctionNode's is the op step that
     created it, a Variable's its creator's. Inputs and parameters have none."""
-    steps: dict[int, str] = {}
-    for step, result, args, _ in run.produced:
-        stop = {id(a) for a in args}
-        stack = [v for v in (result if isinstance(result, tuple) else (result,))
-                 if isinstance(v, Variable)]
-        while stack:
-            v = stack.pop()
-            node = v.creator
-            if id(v) in stop or node is None or id(node) in steps:
-                continue
-            steps[id(node)] = f"{step.loc.line}:{step.loc.col}"
-            stack.extend(node.inputs)
+    steps = run.op_locations()
     out = {}
     for number, node in enumerate(graph.nodes):
         creator = node if isinstance(node, FunctionNode) else node.creator
@@ -162,7 +151,27 @@ def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
     for stage, graph in (("ir", variant.trace.graph), ("optimized", variant.plan.graph)):
         out[stage] = Drawing(spec=spec.name, dot=graph_to_dot(graph, rankdir).rstrip("\n"),
                              nodes=len(graph.nodes), clusters=0, example=result.examples - 1,
-                             examples=result.examples, text=graph.text())
+                             examples=result.examples, text=graph.text(),
+                             locations=_ir_locations(graph, variant.trace.graph,
+                                                     variant.locations))
+    return out
+
+
+def _ir_locations(graph: Any, traced_graph: Any, traced: Mapping[int, str]) -> dict[str, str]:
+    """Each IR node's spec step (``"line:col"``), by its DOT name (``n<id>``): a node as it was
+    traced from an op step's function node has that step's; a ``vjp`` the step of the node it
+    differentiates. A node a pass rewrote (a fusion keeps one of its sources' ids, not its op)
+    and inputs and parameters have none."""
+    ops = {n.id: n.op for n in traced_graph.nodes}
+    out = {}
+    for node in graph.nodes:
+        if node.op == "vjp" and node.inputs:  # the node it differentiates, if still that op
+            source, op = node.inputs[0], node.attrs.get("of")
+        else:
+            source, op = node.id, node.op
+        at = traced.get(source) if ops.get(source) == op else None
+        if at is not None:
+            out[f"n{node.id}"] = at
     return out
 
 

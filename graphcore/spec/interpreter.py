@@ -200,6 +200,24 @@ class _Run:
         self.produced: list[tuple] = []
         self.last_args: Any = ()  # the inputs of the last op run
 
+    def op_locations(self) -> dict[int, str]:
+        """Each function node this (recording) run made, by ``id``: the ``"line:col"`` of the
+        op step that made it (a layer's step owns every node between its inputs and its
+        result). Drawings link nodes, and static IR nodes traced from them, to spec lines."""
+        steps: dict[int, str] = {}
+        for step, result, args, *_ in self.produced:
+            stop = {id(a) for a in args}
+            stack = [v for v in (result if isinstance(result, tuple) else (result,))
+                     if isinstance(v, Variable)]
+            while stack:
+                v = stack.pop()
+                node = v.creator
+                if id(v) in stop or node is None or id(node) in steps:
+                    continue
+                steps[id(node)] = f"{step.loc.line}:{step.loc.col}"
+                stack.extend(node.inputs)
+        return steps
+
     def forward(self) -> tuple[dict[str, Any], Variable | None]:
         with np.errstate(all="ignore"):  # non-finite values are reported as located errors
             return self.forward_unguarded()

@@ -34,8 +34,11 @@ class _Variant:
     """One traced path: its plan and the path entries it stands for."""
 
     def __init__(self, traced: Trace, plan: Plan, reports: list[PassReport], path: list,
-                 compile_ms: float) -> None:
+                 compile_ms: float, locations: dict[int, str] | None = None) -> None:
         self.trace = traced
+        # traced IR node id -> the "line:col" of the spec step that made it (drawings link
+        # IR nodes to the spec; passes keep the ids of the nodes they leave alone)
+        self.locations = locations or {}
         self.plan = plan
         self.reports = reports
         self.path = path
@@ -202,9 +205,12 @@ class StaticSpecRunner:
             records.append({"predicate": predicate, "expect": outcome, "values": values,
                             "at": str(loc)})
 
+        steps: dict[int, str] = {}
+
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
             run = interpreter._Run(spec, model, dict(variables), path)
             outputs, loss = run.forward()
+            steps.update(run.op_locations())
             result = {}
             if loss is not None:
                 result["loss"] = loss
@@ -232,7 +238,8 @@ class StaticSpecRunner:
         plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         compile_ms = (time.perf_counter() - start) * 1e3
         self.stats.compile_ms += compile_ms
-        return _Variant(traced, plan, reports, path, compile_ms)
+        locations = {i: steps[id(f)] for i, f in traced.instances.items() if id(f) in steps}
+        return _Variant(traced, plan, reports, path, compile_ms, locations)
 
 
 def _accumulate(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:

@@ -49,6 +49,11 @@ def test_report_with_bench_and_train_shows_every_part(spec, tmp_path):
     assert re.search(r'class="line step" id="L13"', text)  # then: [relu] made ReLU
     links = json.loads(re.search(r'id="node-lines">(.*?)</script>', text).group(1))
     assert sorted(set(links["0"].values())) == [13, 16, 18]
+    # IR nodes link to the steps they were traced from (a vjp to the step it differentiates);
+    # after the passes, only nodes they left as traced
+    assert sorted(set(links["1"].values())) == [13, 16, 18]
+    assert set(links["2"]) <= set(links["1"]) and links["2"]
+    assert links["3"] == {}  # the passes' difference links nothing
     # the path taken, linked to its lines
     assert '<a href="#L15" data-line="15">' in text and "predicate=mean(x) &gt; 0" in text
     # what each pass removed

@@ -10,6 +10,7 @@ import pytest
 from graphcore import spec as gspec
 from graphcore.spec.bench import BenchOptionError, bench_spec
 from graphcore.spec.drawing import draw_spec, draw_stages
+from graphcore.spec.loader import load_spec_file
 from graphcore.spec.report import run_report
 from graphcore.spec.training import TrainingOptionError, train_spec
 
@@ -76,3 +77,26 @@ def test_draw_stages_reads_stdin_once_for_every_stage():
     assert "guard mean(x) > 0 is True" in drawings["optimized"].dot
     with pytest.raises(ValueError, match="unknown stage"):
         draw_stages(s, ("bytecode",))
+
+
+def test_ir_nodes_know_the_spec_step_they_were_traced_from():
+    """The traced IR's nodes (and each vjp, through the node it differentiates) carry their
+    op step's ``line:col``; after the passes a fused node carries none (it is no one step)."""
+    spec = load_spec_file(str(SPECS / "seed_static.yaml"))
+    drawings = draw_stages(spec, ["ir", "optimized"])
+    ir, optimized = drawings["ir"], drawings["optimized"]
+    l1, relu, l2, loss = "12:5", "13:5", "14:5", "15:7"
+    by_op = {}
+    for line in ir.text.splitlines()[1:-2]:
+        ident, rest = line.strip().split(" = ", 1)
+        by_op.setdefault(rest.split("(")[0].split(" ")[0], []).append(f"n{ident[1:]}")
+    assert [ir.locations[n] for n in by_op["linear"]] == [l1, l2]
+    assert [ir.locations[n] for n in by_op["relu"]] == [relu]
+    assert [ir.locations[n] for n in by_op["sum[axis=None,"]] == [loss]
+    assert sorted(ir.locations[n] for n in by_op["vjp[index=1,"]) == [l1, l2]
+    assert not any(n in ir.locations for n in by_op["param"] + by_op["input"])
+    assert "linear_act[activation=relu]" in optimized.text
+    fused = next(f"n{line.split(' = ')[0].strip()[1:]}" for line in optimized.text.splitlines()
+                 if "linear_act" in line)
+    assert fused not in optimized.locations
+    assert optimized.locations.items() <= ir.locations.items()
