@@ -170,8 +170,8 @@ class InputsReader:
         for i, (item, size) in enumerate(zip(items, value, strict=False)):
             if size is None and i == 0 and allow_null_first:
                 shape.append(None)
-            elif i == 0 and isinstance(size, str) and NAME_PATTERN.match(size) \
-                    and not size.startswith(PARAM_REF):
+            elif i == 0 and allow_null_first and isinstance(size, str) \
+                    and NAME_PATTERN.match(size) and not size.startswith(PARAM_REF):
                 self.named_dim = size
                 shape.append(None)
             elif isinstance(size, bool) or not isinstance(size, int) or size < 1:

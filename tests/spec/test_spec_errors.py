@@ -836,3 +836,18 @@ graph:
 def test_an_op_step_to_that_is_not_a_name():
     e = the_error(HEAD + "graph:\n  - {op: relu, to: {a: 1}}\n")
     assert (at(e), e.message) == ("model.yaml:6:20", "to must be a value name")
+
+
+def test_a_carry_shape_cannot_name_its_leading_axis():
+    """Regression (found by the fuzz test): `zeros: [abs, 12]` read `abs` as a named batch
+    dimension, which a carry cannot have, and the size check then crashed on it (exit 70)."""
+    text = HEAD + """\
+graph:
+  - for_each: x
+    as: row
+    carry: {h: {zeros: [abs, 12]}}
+    body: [relu]
+"""
+    e = the_error(text)
+    assert (at(e), e.message) == ("model.yaml:8:25",
+                                  "carry 'h': sizes must be positive integers, got 'abs'")
