@@ -184,13 +184,14 @@ BAD_PATHS = st.one_of(
 BAD_NUMBERS = st.sampled_from(["-1", "0", "1e9", "nan", "inf", "-inf", "1" * 5000, "0x10",
                                "", " ", "3.5", "1,2", "-0", "2" * 30, "1e-30", "true"])
 COMMANDS = st.sampled_from([["run"], ["train", "--steps", "2"], ["viz", "--format", "dot"],
-                            ["check"], ["bench", "--repeat", "1", "--warmup", "0"]])
+                            ["check"], ["bench", "--repeat", "1", "--warmup", "0"],
+                            ["export"]])
 
 
 PATH_OPTIONS = ["--input", "--params", "-o", "--save", "--out-dir", "--plugin"]
 VALUE_OPTIONS = ["--seed", "--set", "--batch", "--steps", "--lr", "--mode", "--passes",
                  "--repeat", "--format", "--modes", "--batch-size", "--rankdir", "--stage",
-                 "--nope", "-q", "--json"]
+                 "--nope", "-q", "--json", "--batching", "--opset"]
 
 
 @st.composite
