@@ -44,6 +44,8 @@ from graphcore.spec.spec_model import (  # noqa: F401  (re-exported: the interpr
     build_model,
     seeded,
 )
+from graphcore.spec.spec_model import example_count as _example_count
+from graphcore.spec.spec_model import has_sequences as _has_sequences
 from graphcore.spec.step_plan import plan_of
 from graphcore.spec.validation import MAX_TRIPS
 from graphcore.spec.yaml_source import Loc, error_at
@@ -436,18 +438,3 @@ class _Run:
                     return self.failure(step.loc, f"{step.op} produced NaN or Inf, which "
                                         "reached the loss")
         return self.failure(self.spec.loss.loc, "the loss is NaN or Inf")
-
-
-def _has_sequences(inputs: Mapping[str, Any]) -> bool:
-    return any(isinstance(v, list) for v in inputs.values())
-
-
-def _example_count(spec: Spec, inputs: Mapping[str, Any]) -> int:
-    if not _has_sequences(inputs):
-        return 1
-    counts = {k: len(v) for k, v in inputs.items() if isinstance(v, list)}
-    if len(set(counts.values())) > 1:
-        raise errors.SpecRuntimeError(
-            f"sequence inputs disagree on the number of examples: {counts}", spec.file,
-            spec.loc.line if spec.loc else 0, spec.loc.col if spec.loc else 0)
-    return next(iter(counts.values()), 1)

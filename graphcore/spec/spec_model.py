@@ -1,12 +1,13 @@
 """What a spec run works with and gives back: ``SpecModel`` (the spec's parameters, one link
 per layer scope) and ``build_model``, ``RunResult`` and its ``PathEntry`` records, and
-``seeded`` (numpy's global generator seeded for a block). ``interpreter`` re-exports them.
+``seeded`` (numpy's global generator seeded for a block), and how many examples a call's inputs
+hold (``has_sequences``, ``example_count``). ``interpreter`` re-exports them.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,3 +133,18 @@ def _layer_scopes(spec: Spec) -> Iterator[tuple[str, OpStep]]:
                 yield from walk(step.body, suffix)
 
     yield from walk(spec.graph + ([spec.loss] if spec.loss else []), "")
+
+
+def has_sequences(inputs: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, list) for v in inputs.values())
+
+
+def example_count(spec: Spec, inputs: Mapping[str, Any]) -> int:
+    if not has_sequences(inputs):
+        return 1
+    counts = {k: len(v) for k, v in inputs.items() if isinstance(v, list)}
+    if len(set(counts.values())) > 1:
+        raise errors.SpecRuntimeError(
+            f"sequence inputs disagree on the number of examples: {counts}", spec.file,
+            spec.loc.line if spec.loc else 0, spec.loc.col if spec.loc else 0)
+    return next(iter(counts.values()), 1)
