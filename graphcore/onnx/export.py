@@ -11,14 +11,12 @@ input.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from graphcore.atomic import write_atomic
 from graphcore.config import using_config
 from graphcore.onnx.emit import DEFAULT_OPSET, FixedBatch, build_model
 from graphcore.onnx.errors import ExportError, OnnxUnavailable
@@ -183,22 +181,8 @@ def export(model: Callable, args: Any, path: str | None = None, *,
 
     onnx_model = to_model(traced_at, arrays, name=graph_name, opset=opset_version)
     if path is not None:
-        _write_atomically(path, onnx_model.SerializeToString())
+        write_atomic(path, onnx_model.SerializeToString(), create_folder=False)
     return onnx_model
-
-
-def _write_atomically(path, data: bytes) -> None:
-    """A temporary file beside ``path``, then a rename: never a half-written model."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def _array(value: Any) -> np.ndarray:

@@ -102,9 +102,10 @@ class Plan:
                 tags.extend([(node.id, _profile_name(node))] * len(steps))
         self.outputs = {key: values[i] for key, i in graph.outputs.items()}
         # a half whose steps are all kernels never reads the config: no switching around it
-        self._forward_generic = any(getattr(s, "generic", False) for s in self.forward_steps)
-        self._backward_generic = any(getattr(s, "generic", False)
-                                     for s in self.backward_steps)
+        self._generic = {"forward": any(getattr(s, "generic", False)
+                                        for s in self.forward_steps),
+                         "backward": any(getattr(s, "generic", False)
+                                         for s in self.backward_steps)}
 
     def _buffer(self, node: Node, slots: dict[int, np.ndarray]) -> Any:
         if node.shape is None:  # a tuple-valued node: one buffer per projected output
@@ -180,11 +181,7 @@ class Plan:
                 break
         for buf, array in zip(self.inputs.values(), arrays, strict=True):
             buf[...] = array  # a third of np.copyto's cost on small arrays; same dtype
-        if self._forward_generic or profiling._active:
-            self._steps(self.forward_steps, self.forward_tags, "forward")
-        else:
-            for step in self.forward_steps:
-                step()
+        self._steps(self.forward_steps, self.forward_tags, "forward")
         return self.outputs
 
     def run_backward(self, seeds: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
@@ -193,14 +190,14 @@ class Plan:
         if seeds:
             for name, buf in self.seeds.items():
                 np.copyto(buf, seeds[name])
-        if self._backward_generic or profiling._active:
-            self._steps(self.backward_steps, self.backward_tags, "backward")
-        else:
-            for step in self.backward_steps:
-                step()
+        self._steps(self.backward_steps, self.backward_tags, "backward")
         return self.outputs
 
     def _steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
+        if not (self._generic[phase] or profiling._active):
+            for step in steps:  # kernels only: they never read the config
+                step()
+            return
         # Ops that fall back to their own backward run it on arrays (first order, no graph).
         old_backprop, old_double = config.enable_backprop, _double[0]
         config.enable_backprop = False

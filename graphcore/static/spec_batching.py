@@ -29,6 +29,7 @@ from graphcore.spec.batch_run import BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.step_plan import plan_of
+from graphcore.static.spec_mode import accumulate_grad
 from graphcore.variable import Variable
 
 
@@ -164,7 +165,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 continue
             forward_s += time.perf_counter() - start
             for name, g in group_grads.items():
-                _add(grads, name, g, n)
+                accumulate_grad(grads, name, g, n)
         else:
             if not hasattr(variant, "meta"):
                 variant.meta = meta
@@ -176,7 +177,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 backward_s += time.perf_counter() - start
                 for key, buf in out.items():
                     if key.startswith("grad/"):
-                        _add(grads, key[5:], buf, n)
+                        accumulate_grad(grads, key[5:], buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
         # plan buffers are overwritten by the next replay: one copy per group, read lazily
@@ -195,12 +196,3 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
     return results.result(bound_dims(spec, inputs), timing)
-
-
-def _add(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:
-    """Sum a group's gradient (of its losses' sum) scaled by 1 / n into ``grads``."""
-    scaled = buf * (1.0 / n) if n > 1 else np.array(buf)
-    if name in grads:
-        grads[name] += scaled
-    else:
-        grads[name] = scaled

@@ -117,7 +117,7 @@ class StaticSpecRunner:
                     if loss is not None:
                         total += loss / n
                     for name, g in example_grads.items():
-                        _accumulate(grads, name, g, n)
+                        accumulate_grad(grads, name, g, n)
                     continue
                 forward_s += time.perf_counter() - start
                 path.extend(variant.path)
@@ -137,7 +137,7 @@ class StaticSpecRunner:
                     backward_s += time.perf_counter() - start
                     for key, buf in out.items():
                         if key.startswith("grad/"):
-                            _accumulate(grads, key[5:], buf, n)
+                            accumulate_grad(grads, key[5:], buf, n)
         params = self.params()
         for name, g in grads.items():
             params[name]._grad = g
@@ -242,7 +242,10 @@ class StaticSpecRunner:
         return _Variant(traced, plan, reports, path, compile_ms, locations)
 
 
-def _accumulate(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int) -> None:
+def accumulate_grad(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int
+                    ) -> None:
+    """Add a gradient, scaled by ``1 / n`` (the mean over examples), into ``grads``; with one
+    example the buffer itself (lent, as a compiled call lends its gradient buffers)."""
     if n == 1:
         grads[name] = buf
     elif name in grads:

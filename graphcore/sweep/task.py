@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import tempfile
 import time
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graphcore import errors
+from graphcore.atomic import write_atomic
 from graphcore.plugins import load_plugin
 from graphcore.spec.loader import load_spec_text
 from graphcore.sweep.tasks import SweepTask
@@ -135,10 +135,7 @@ def _plugin_file(file_name: str, data: bytes) -> Path:
         hashlib.sha256(data).hexdigest()[:16]
     path = folder / file_name
     if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        staged = folder / f".{file_name}.{os.getpid()}.tmp"
-        staged.write_bytes(data)
-        os.replace(staged, path)  # whole, even with two workers writing it at once
+        write_atomic(path, data)  # whole, even with two workers writing it at once
     return path
 
 

@@ -67,22 +67,22 @@ class Loader:
 
 
 def serialize_link(serializer: Saver | Loader, link: Any) -> None:
-    if isinstance(serializer, Saver):
-        for key, array in serializers._link_arrays(link).items():
-            serializer.target[serializer.path + key] = array
-        return
-    loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
-    serializers._load_link(loader, link)
-    loader.finish()
+    _serialize(serializer, link, serializers._link_arrays, serializers._load_link)
 
 
 def serialize_optimizer(serializer: Saver | Loader, optimizer: Any) -> None:
+    _serialize(serializer, optimizer, serializers._optimizer_arrays,
+               serializers._load_optimizer)
+
+
+def _serialize(serializer: Saver | Loader, target: Any, arrays: Any, load: Any) -> None:
+    """Save ``arrays(target)`` under the serializer's path, or load them with ``load``."""
     if isinstance(serializer, Saver):
-        for key, array in serializers._optimizer_arrays(optimizer).items():
+        for key, array in arrays(target).items():
             serializer.target[serializer.path + key] = array
         return
     loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
-    serializers._load_optimizer(loader, optimizer)
+    load(loader, target)
     loader.finish()
 
 
