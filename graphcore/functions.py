@@ -33,7 +33,7 @@ from graphcore.ops.convolution import (
 )
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
-from graphcore.ops.indexing import get_item, scatter_add
+from graphcore.ops.indexing import get_item, permutate, scatter_add
 from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.loss import (
     log_softmax,
@@ -67,7 +67,8 @@ __all__ = [
     "concat", "div",
     "dropout", "embed_id", "exp", "expand_dims", "fixed_batch_normalization", "get_item",
     "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
-    "mean_squared_error", "min", "minimum", "mul", "neg", "pow", "prod", "relu", "reshape",
+    "mean_squared_error", "min", "minimum", "mul", "neg", "permutate", "pow", "prod", "relu",
+    "reshape",
     "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
     "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
     "tanh", "transpose", "where",

@@ -89,6 +89,11 @@ def ints(*shape: int, low: int = 0, high: int = 5) -> Draw:
     return lambda rng: rng.integers(low, high, shape)
 
 
+def permutation(n: int, dtype: type = np.int64) -> Draw:
+    """A random permutation of ``range(n)`` (``permutate``'s indices)."""
+    return lambda rng: rng.permutation(n).astype(dtype)
+
+
 def bools(*shape: int) -> Draw:
     return lambda rng: rng.random(shape) < 0.5
 
@@ -227,6 +232,16 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(2, 5),), {"index": (slice(1, 3),), "shape": (4, 5)}, label="slice"),
         OpCase((normal(2, 3),), {"index": (slice(None), np.array([1, 1, 3])),
                                  "shape": (2, 5)}, label="repeated-columns"),
+    ],
+    "permutate": [
+        OpCase((normal(4, 3), fixed([2, 0, 3, 1])), label="axis0"),
+        OpCase((normal(4, 3), fixed([2, 0, 3, 1])), {"inv": True}, label="axis0-inv"),
+        OpCase((normal(2, 5, 3), permutation(5, np.int32)), {"axis": 1}, label="middle-axis"),
+        OpCase((normal(2, 5, 3), permutation(5)), {"axis": 1, "inv": True},
+               label="middle-axis-inv"),
+        OpCase((normal(2, 3, 4), fixed([1, 3, 0, 2])), {"axis": -1}, label="axis-1"),
+        OpCase((normal(2, 3, 4), fixed([1, 3, 0, 2])), {"axis": -1, "inv": True},
+               label="axis-1-inv"),
     ],
     # reductions
     "sum": _reductions(normal),

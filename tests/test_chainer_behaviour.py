@@ -1,9 +1,9 @@
 """Chainer behaviours the API reproduces, each checked against what Chainer's code does.
 
-Chainer's source (chainer/functions/math/basic_math.py, average.py, matmul.py) is the
-reference: a raw array beside a Variable is cast to the Variable's dtype, ``F.add`` takes any
-number of inputs, ``F.matmul`` takes ``transa``/``transb``, ``F.mean``/``F.average`` take
-``weights``.
+Chainer's source (chainer/functions/math/basic_math.py, average.py, matmul.py,
+array/permutate.py) is the reference: a raw array beside a Variable is cast to the Variable's
+dtype, ``F.add`` takes any number of inputs, ``F.matmul`` takes ``transa``/``transb``,
+``F.mean``/``F.average`` take ``weights``, ``F.permutate`` checks its indices as Chainer's.
 """
 
 import numpy as np
@@ -154,6 +154,37 @@ def test_scatter_add_has_chainers_signature_and_gradients():
                    rng.standard_normal((4, 3)), dtype=np.float64)
     row = F.scatter_add(a, (slice(None), 1), np.float64(2.0))  # b broadcasts to a[slices]
     np.testing.assert_allclose(row.array[:, 1], a[:, 1] + 2.0)
+
+
+def test_permutate_gives_chainers_documented_results():
+    """The examples of Chainer's ``F.permutate`` docstring (chainer/functions/array/
+    permutate.py), then its checks: 1-D signed integer indices, one per element of the axis;
+    whether they form a permutation only in debug mode, as Chainer."""
+    x = np.arange(6).reshape((3, 2)).astype(np.float32)
+    indices = np.array([2, 0, 1], np.int32)
+    np.testing.assert_array_equal(F.permutate(x, indices).array, [[4, 5], [0, 1], [2, 3]])
+    np.testing.assert_array_equal(F.permutate(x, indices, inv=True).array,
+                                  [[2, 3], [4, 5], [0, 1]])
+    for axis in (1, -1):
+        np.testing.assert_array_equal(F.permutate(x, np.array([1, 0], np.int32), axis).array,
+                                      [[1, 0], [3, 2], [5, 4]])
+    for bad, kind, words in [(np.array([0.0, 1, 2]), errors.DTypeError, "signed integers"),
+                             (np.array([0, 1], np.uint8), errors.DTypeError, "signed"),
+                             (np.array([[0, 1, 2]]), errors.ShapeError, "1-D"),
+                             (np.array([0, 1]), errors.ShapeError, "2 indices for axis 0")]:
+        with pytest.raises(kind, match=words):
+            F.permutate(x, bad)
+    with pytest.raises(errors.ShapeError, match="axis 2 is out of range"):
+        F.permutate(x, indices, axis=2)
+    repeated = np.array([0, 1, 1])
+    F.permutate(x, repeated)  # outside debug mode nothing looks for repeats (Chainer)
+    with graphcore.using_config("debug", True):
+        with pytest.raises(errors.ShapeError, match="indices repeat 1"):
+            F.permutate(x, repeated)
+        with pytest.raises(errors.ShapeError, match="index -1 is out of range"):
+            F.permutate(x, np.array([-1, 0, 1]))
+    with pytest.raises(errors.ShapeError, match="index 3 is out of range"):
+        F.permutate(x, np.array([0, 3, 1]))  # numpy's IndexError, explained
 
 
 class _UserOpRaising(graphcore.FunctionNode):

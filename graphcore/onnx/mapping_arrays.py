@@ -1,5 +1,9 @@
 """Converters of the indexing and multi-output array ops: ``get_item`` (numpy indexing),
-``split_axis``, ``where``, ``transpose_sequence``.
+``permutate``, ``split_axis``, ``where``, ``transpose_sequence``.
+
+``permutate`` is a ``Gather`` along its axis by the indices, an input of the model; the
+inverse gathers by the inverse permutation, made in the graph (``ScatterElements`` of
+``0 .. n-1`` at the indices), so it follows whatever indices the model is given.
 
 ``get_item`` by the index kind:
 
@@ -31,6 +35,21 @@ def _i64(e, values) -> str:
 @converts("where")
 def _where(e, node, ins):
     return e.op("Where", ins)
+
+
+@converts("permutate")
+def _permutate(e, node, ins):
+    from onnx import TensorProto
+
+    x, indices = ins
+    axis = int(node.attrs.get("axis", 0)) % len(e.shape_of(node.inputs[0]))
+    if node.attrs.get("inv", False):
+        # int64 throughout: Size gives int64, and ScatterElements' data and updates share one
+        # dtype; the indices serve as its data, every entry overwritten by a permutation
+        indices = e.op("Cast", [indices], to=TensorProto.INT64)
+        positions = e.op("Range", [_i64(e, 0), e.op("Size", [indices]), _i64(e, 1)])
+        indices = e.op("ScatterElements", [indices, indices, positions], axis=0)
+    return e.op("Gather", [x, indices], axis=axis)
 
 
 @converts("split_axis")

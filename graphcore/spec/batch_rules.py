@@ -191,6 +191,16 @@ def _get_item(call, args, flags, batch, attrs):
     return call(args, {**attrs, "index": (slice(None),) + parts})
 
 
+def _permutate(call, args, flags, batch, attrs):
+    """A batch of examples reordered by one shared permutation: the same op one axis to the
+    right. Per-example indices would need a gather by (example, index) pairs, which no op
+    here takes as data (``get_item``'s index is an attribute, fixed when traced)."""
+    if flags[1]:
+        raise NotBatchable("the indices differ between examples")
+    rank = _rank(args[0], flags[0])
+    return call(args, {**attrs, "axis": _axis(int(attrs.get("axis", 0)), rank)})
+
+
 def _matmul(call, args, flags, batch, attrs):
     a, b = args
     fa, fb = flags
@@ -267,6 +277,7 @@ OP_RULES: dict[str, Rule | Unbatchable] = {
     "transpose": _custom(_transpose),
     "swapaxes": _custom(_swapaxes),
     "get_item": _custom(_get_item),
+    "permutate": _custom(_permutate),
     "matmul": _custom(_matmul),
     "mean_squared_error": _custom(_mean_squared_error),
     "softmax_cross_entropy": _custom(_softmax_cross_entropy),

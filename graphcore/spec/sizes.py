@@ -71,6 +71,8 @@ def _planned(op: str, layer: Any, shapes: list[tuple[int, ...]]):
         yield "the result", (*shapes[0][:-1], shapes[1][0])
     elif op == "embed_id" and len(shapes) == 2 and shapes[1]:
         yield "the result", (*shapes[0], shapes[1][-1])
+    elif op == "permutate":  # x reordered: its shape, never x broadcast with the indices
+        return
     elif len(shapes) >= 2:  # elementwise: the inputs broadcast against each other
         shape = _broadcast(*shapes)
         if shape is not None:

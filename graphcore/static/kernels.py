@@ -20,7 +20,7 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
-from graphcore.static import concat_linear_kernels, conv_kernels, mask_kernels
+from graphcore.static import concat_linear_kernels, conv_kernels, mask_kernels, permutate_kernels
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -368,10 +368,10 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "add": vjp_add_sub, "sub": vjp_add_sub,
        "softmax_cross_entropy": vjp_softmax_cross_entropy,
        "layer_normalization": vjp_layer_normalization}
-FORWARD.update(conv_kernels.FORWARD)  # convolution and pooling: static/conv_kernels.py
-VJP.update(conv_kernels.VJP)
-FORWARD.update(mask_kernels.FORWARD)  # where and cast: static/mask_kernels.py
-VJP.update(mask_kernels.VJP)
+# convolution and pooling; where and cast; permutate: each family in its own file
+for _family in (conv_kernels, mask_kernels, permutate_kernels):
+    FORWARD.update(_family.FORWARD)
+    VJP.update(_family.VJP)
 FORWARD.update(concat_linear_kernels.FORWARD)  # its vjps: by the forward node, in lower.py
 
 

@@ -289,3 +289,47 @@ def test_the_first_call_batches_and_sizes_lazy_parameters_as_per_example(name):
     for name, value in reference_params.items():
         np.testing.assert_array_equal(params[name], value, err_msg=name)
     _same(result, grads, reference, reference_grads)
+
+
+PERMUTE = """graphtool: 1
+name: permute
+seed: 0
+inputs:
+  x: {random: normal, shape: [5, 3], examples: 8}
+  w: {random: normal, shape: [5, 4]}
+  order: ORDER
+graph:
+  - {op: linear, out_size: 4, name: embed}
+  - {op: permutate, from: [_, order]}
+  - {op: mul, from: [_, w]}
+  - {op: permutate, from: [_, order], axis: -2, inv: true}
+  - {op: tanh}
+  - {op: sum, axis: 1, to: y}
+  - {op: sum}
+loss: {op: square}
+outputs: [y]
+"""
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
+def test_a_shared_permutation_batches_one_axis_to_the_right(tmp_path, static):
+    """``permutate`` with a shared permutation (a file input) runs the examples as one batch
+    (axis 0 of an example is axis 1 of the batch; a negative axis stays where it is) and gives
+    each example's own results; per-example permutations run one example at a time."""
+    np.save(tmp_path / "order.npy", np.array([3, 0, 4, 1, 2]))
+    (tmp_path / "permute.yaml").write_text(PERMUTE.replace("ORDER", "{file: order.npy}"))
+    spec = load_spec_file(str(tmp_path / "permute.yaml"))
+    inputs = _float64(make_inputs(spec.inputs, 0, spec.folder))
+    reference, reference_grads = _run(spec, inputs, "off", False)
+    for mode in ("auto", "pad"):
+        result, grads = _run(spec, inputs, mode, static)
+        assert result.batching["applied"], result.batching
+        _same(result, grads, reference, reference_grads)
+    own = PERMUTE.replace("ORDER", "{zeros: [5], dtype: int64, examples: 8}")
+    spec = load_spec_text(own, "own.yaml")
+    rng = np.random.default_rng(0)
+    inputs = dict(inputs, order=[rng.permutation(5) for _ in range(8)])  # one per example
+    reference, reference_grads = _run(spec, inputs, "off", False)
+    result, grads = _run(spec, inputs, "auto", static)
+    assert "the indices differ between examples" in result.batching["reason"]
+    _same(result, grads, reference, reference_grads)

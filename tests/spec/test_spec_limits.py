@@ -292,6 +292,16 @@ def test_sizes_known_only_from_the_inputs_are_refused_before_allocating(tmp_path
     assert stderr.splitlines()[0] == f"spec.yaml:{line}:5: error: {message}"
 
 
+def test_a_permutation_of_a_column_is_not_taken_for_a_broadcast():
+    """``permutate``'s result has its input's shape: x (n, 1) and n indices are not the (n, n)
+    an elementwise op of the two would make."""
+    from graphcore.spec.sizes import oversized
+
+    column, indices = np.broadcast_to(0.0, (20000, 1)), np.broadcast_to(0, (20000,))
+    assert oversized("permutate", None, [column, indices], 50_000_000) is None
+    assert oversized("add", None, [column, indices], 50_000_000) is not None
+
+
 # ------------------------------------------------------------------ --params (9.4, 9.7, 8.9)
 
 SEED_STATIC = ROOT / "specs" / "seed_static.yaml"
