@@ -10,6 +10,7 @@ example at a time with the ordinary evaluator, so errors are exactly the per-exa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -27,7 +28,6 @@ from graphcore.spec.predicate_eval import (
 )
 from graphcore.spec.predicate_nodes import (
     Arithmetic,
-    Boolean,
     Call,
     Compare,
     Logical,
@@ -35,8 +35,6 @@ from graphcore.spec.predicate_nodes import (
     Negate,
     Node,
     Not,
-    Number,
-    String,
 )
 
 
@@ -47,11 +45,35 @@ class _Scalarwise(Exception):
 def outcomes(predicate: pred.Predicate, scope: Mapping[str, object], batched: set[str],
              batch: int) -> np.ndarray:
     """One outcome per example (a bool array of length ``batch``)."""
-    try:
-        value, is_batched = _ev(predicate.root, scope, batched, batch)
-        return _truths(value, is_batched, batch)
-    except (_Scalarwise, pred.PredicateError, TypeError, ValueError, OverflowError):
-        return _one_by_one(predicate, scope, batched, batch)
+    return evaluator(predicate, batched)(scope, batch)
+
+
+def evaluator(predicate: pred.Predicate, batched: set[str]):
+    """``outcomes`` for ``predicate`` with ``batched`` names, as a function ``(scope, batch)``
+    whose tree walk is done once (guards and partitions evaluate at every replay)."""
+    key = (predicate, frozenset(batched))
+    found = _COMPILED.get(key)
+    if found is None:
+        if len(_COMPILED) >= 256:
+            _COMPILED.clear()
+        found = _COMPILED[key] = _evaluator(predicate, key[1])
+    return found
+
+
+_COMPILED: dict[tuple, object] = {}
+
+
+def _evaluator(predicate: pred.Predicate, batched: frozenset[str]):
+    run = _compile(predicate.root, batched)
+
+    def evaluate(scope: Mapping[str, object], batch: int) -> np.ndarray:
+        try:
+            value, is_batched = run(scope, batch)
+            return _truths(value, is_batched, batch)
+        except (_Scalarwise, pred.PredicateError, TypeError, ValueError, OverflowError):
+            return _one_by_one(predicate, scope, batched, batch)
+
+    return evaluate
 
 
 def _one_by_one(predicate: pred.Predicate, scope: Mapping[str, object], batched: set[str],
@@ -73,18 +95,19 @@ def _array(value: object) -> np.ndarray:
 def _truths(value, is_batched: bool, batch: int) -> np.ndarray:
     if not is_batched:
         return np.full(batch, _truth(value, "predicate", 1, 1))
-    if isinstance(value, str) or np.size(value) != batch:
+    if isinstance(value, str) or (value.size if isinstance(value, np.ndarray)
+                                  else np.size(value)) != batch:
         raise _Scalarwise
     array = np.asarray(value).reshape(batch)
     if array.dtype.kind == "f" and np.isnan(array).any():
         raise _Scalarwise
-    return array.astype(bool)
+    return array.astype(bool, copy=False)
 
 
 def _align(a, a_batched: bool, b, b_batched: bool):
     """Give the batched operands one rank, so each example broadcasts as it would alone."""
-    ra = np.ndim(a) - a_batched
-    rb = np.ndim(b) - b_batched
+    ra = (a.ndim if isinstance(a, np.ndarray) else np.ndim(a)) - a_batched
+    rb = (b.ndim if isinstance(b, np.ndarray) else np.ndim(b)) - b_batched
     rank = max(ra, rb)
 
     def lift(x, is_batched, r):
@@ -96,63 +119,80 @@ def _align(a, a_batched: bool, b, b_batched: bool):
     return lift(a, a_batched, ra), lift(b, b_batched, rb)
 
 
-def _ev(node: Node, env: Mapping[str, object], batched: set[str], batch: int):
+def _compile(node: Node, batched: frozenset[str]):
     if not _reads(node, batched):
-        return _evaluate(node, env), False  # shared: the ordinary evaluation
+        return lambda env, batch: (_evaluate(node, env), False)  # shared: the ordinary way
     match node:
-        case Number(value=value) | String(value=value) | Boolean(value=value):
-            return value, False
-        case Name(name=name):
-            value = _lookup(node, env)
-            if name in batched:
+        case Name():
+            def run(env, batch):
+                value = _lookup(node, env)
                 if not isinstance(value, np.ndarray) or value.shape[:1] != (batch,):
                     raise _Scalarwise
                 return value, True
-            return value, False
-        case Call(argument=argument):
-            value, is_batched = _ev(argument, env, batched, batch)
-            if not is_batched:
-                return _call(node, value), False
-            return _batched_call(node.function, _numeric(value), batch)
+        case Call(function=function, argument=argument):
+            inner = _compile(argument, batched)
+
+            def run(env, batch):
+                value, is_batched = inner(env, batch)
+                if not is_batched:
+                    return _call(node, value), False
+                return _batched_call(function, _numeric(value), batch)
         case Negate(operand=operand):
-            value, is_batched = _ev(operand, env, batched, batch)
-            if not is_batched or isinstance(value, str):
-                raise _Scalarwise
-            return np.negative(_numeric(value)), True
-        case Not(operand=operand):
-            value, is_batched = _ev(operand, env, batched, batch)
-            return ~_truths(value, is_batched, batch), True
-        case Compare(op=op, left=left, right=right):
-            a, fa = _ev(left, env, batched, batch)
-            b, fb = _ev(right, env, batched, batch)
-            if not (fa or fb):
-                return _evaluate(node, env), False
-            if isinstance(a, str) or isinstance(b, str):
-                raise _Scalarwise
-            a, b = _align(a, fa, b, fb)
-            return _COMPARISONS[op](a, b), True
-        case Arithmetic(first=first, steps=steps):
-            value, is_batched = _ev(first, env, batched, batch)
-            for step in steps:
-                other, other_batched = _ev(step.operand, env, batched, batch)
-                if not (is_batched or other_batched):
-                    value = _arithmetic(step.op, value, other, step.column)
-                    continue
-                if isinstance(value, str) or isinstance(other, str):
+            inner = _compile(operand, batched)
+
+            def run(env, batch):
+                value, is_batched = inner(env, batch)
+                if not is_batched or isinstance(value, str):
                     raise _Scalarwise
-                if step.op in "/%" and np.any(np.asarray(_numeric(other)) == 0):
-                    raise _Scalarwise  # one example may divide by zero: its own error
-                a, b = _align(_numeric(value), is_batched, _numeric(other), other_batched)
-                with np.errstate(all="ignore"):
-                    value = _NUMPY_ARITHMETIC[step.op](a, b)
-                is_batched = True
-            return value, is_batched
+                return np.negative(_numeric(value)), True
+        case Not(operand=operand):
+            inner = _compile(operand, batched)
+
+            def run(env, batch):
+                return ~_truths(*inner(env, batch), batch), True
+        case Compare(op=op, left=left, right=right):
+            first, second, compare = _compile(left, batched), _compile(right, batched), \
+                _COMPARISONS[op]
+
+            def run(env, batch):
+                a, fa = first(env, batch)
+                b, fb = second(env, batch)
+                if not (fa or fb):
+                    return _evaluate(node, env), False
+                if isinstance(a, str) or isinstance(b, str):
+                    raise _Scalarwise
+                a, b = _align(a, fa, b, fb)
+                return compare(a, b), True
+        case Arithmetic(first=first, steps=steps):
+            head = _compile(first, batched)
+            rest = [(step.op, step.column, _compile(step.operand, batched)) for step in steps]
+
+            def run(env, batch):
+                value, is_batched = head(env, batch)
+                for op, column, operand in rest:
+                    other, other_batched = operand(env, batch)
+                    if not (is_batched or other_batched):
+                        value = _arithmetic(op, value, other, column)
+                        continue
+                    if isinstance(value, str) or isinstance(other, str):
+                        raise _Scalarwise
+                    if op in "/%" and np.any(np.asarray(_numeric(other)) == 0):
+                        raise _Scalarwise  # one example may divide by zero: its own error
+                    a, b = _align(_numeric(value), is_batched, _numeric(other), other_batched)
+                    with np.errstate(all="ignore"):
+                        value = _NUMPY_ARITHMETIC[op](a, b)
+                    is_batched = True
+                return value, is_batched
         case Logical(op=op, operands=operands):
-            truths = [_truths(*_ev(o, env, batched, batch), batch) for o in operands]
-            combined = np.logical_or.reduce(truths) if op == "or" else \
-                np.logical_and.reduce(truths)
-            return combined, True
-    raise _Scalarwise
+            parts = [_compile(o, batched) for o in operands]
+            combine = np.logical_or.reduce if op == "or" else np.logical_and.reduce
+
+            def run(env, batch):
+                return combine([_truths(*part(env, batch), batch) for part in parts]), True
+        case _:
+            def run(env, batch):
+                raise _Scalarwise
+    return run
 
 
 def _reads(node: Node, batched: set[str]) -> bool:
@@ -190,6 +230,11 @@ def _batched_call(name: str, value: np.ndarray, batch: int):
             flat = value.reshape(batch, -1)
             return np.sqrt(np.einsum("ij,ij->i", flat, flat)) if flat.dtype.kind == "f" \
                 else np.linalg.norm(flat, axis=1), True
-        reduce = {"mean": np.mean, "sum": np.sum, "min": np.min, "max": np.max,
-                  "std": np.std}[name]
-        return reduce(value, axis=axes), True
+        if name == "mean" and value.dtype.kind == "f" and value.dtype.itemsize >= 4:
+            # np.mean's own steps (a sum, then a division in place) without its wrapper
+            total = np.add.reduce(value, axis=axes)
+            return np.true_divide(total, np.intp(math.prod(per)), out=total), True
+        return _REDUCTIONS[name](value, axis=axes), True
+
+
+_REDUCTIONS = {"mean": np.mean, "sum": np.sum, "min": np.min, "max": np.max, "std": np.std}

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.spec.batch_split import expand
 from graphcore.spec.interpreter import PathEntry, RunResult
 from graphcore.spec.lazy_fields import Deferred
 from graphcore.spec.model import Spec
@@ -23,10 +24,11 @@ from graphcore.spec.model import Spec
 class _Done:
     """One finished group: ``outputs`` maps a name to (value, batched, padded input)."""
 
-    __slots__ = ("group", "taken", "outputs", "loss_args")
+    __slots__ = ("group", "taken", "outputs", "loss_args", "orders")
 
-    def __init__(self, group, taken, outputs, loss_args) -> None:
+    def __init__(self, group, taken, outputs, loss_args, orders) -> None:
         self.group, self.taken, self.outputs, self.loss_args = group, taken, outputs, loss_args
+        self.orders = orders
 
 
 class GroupResults:
@@ -42,16 +44,20 @@ class GroupResults:
         self._last: dict[str, Any] | None = None  # the last example's outputs, once made
 
     def add(self, group, taken: list[PathEntry], outputs: dict[str, tuple[Any, bool, Any]],
-            loss_args: list[tuple[Any, bool]] | None, losses: Any) -> None:
-        """A finished group; ``loss_args``: the loss step's (argument, batched) pairs."""
-        self.done.append(_Done(group, taken, outputs, loss_args))
+            loss_args: list[tuple[Any, bool]] | None, losses: Any,
+            orders: list[np.ndarray] = ()) -> None:
+        """A finished group; ``loss_args``: the loss step's (argument, batched) pairs;
+        ``orders``: the row order of each partitioned ``if`` in ``taken`` (``batch_split``)."""
+        self.done.append(_Done(group, taken, outputs, loss_args, orders))
         if losses is not None:
             self.losses[group.index] = losses
 
     def result(self, path: list[PathEntry], timing: dict[str, float]) -> RunResult:
         """The call's ``RunResult``; ``path``: the entries before the examples' own."""
         n = self.n
-        total = float(sum((self.losses / n).tolist())) if self.spec.loss else None
+        # each example's loss / n added in order, as one-at-a-time runs accumulate it
+        total = Deferred(lambda: float(sum((self.losses / n).tolist()))) if self.spec.loss \
+            else None
         return RunResult(outputs=Deferred(self._last_outputs), loss=total,
                          path=Deferred(lambda: path + self._paths()), timing_ms=timing,
                          examples=n, example_outputs=Deferred(self._example_outputs),
@@ -83,9 +89,11 @@ class GroupResults:
         per: list[Any] = [None] * self.n
         for done in self.done:
             group = done.group
+            inverses: dict[int, np.ndarray] = {}
             for k, (i, entry) in enumerate(zip(group.index.tolist(),
                                                example_entries(self.spec, group), strict=True)):
-                per[i] = [entry] + example_path(done.taken, group, k)
+                taken = expand(done.taken, k, done.orders, inverses)
+                per[i] = [entry] + example_path(taken, group, k)
         return [entry for entries in per for entry in entries]
 
     def _loss_inputs(self) -> list[tuple[Any, ...]]:

@@ -23,10 +23,11 @@ from graphcore.config import config
 from graphcore.plugins import PluginError
 from graphcore.spec import interpreter
 from graphcore.spec import predicate as pred
-from graphcore.spec.batch_predicate import outcomes
+from graphcore.spec.batch_predicate import evaluator, outcomes
 from graphcore.spec.batch_rules import NotBatchable, Unbatchable, apply_rule, rule_for
+from graphcore.spec.batch_split import can_partition, partitioned_if
 from graphcore.spec.interpreter import PREDICATE_HOOKS, PathEntry, _PredicateScope
-from graphcore.spec.model import PREVIOUS, ForEachStep, OpStep
+from graphcore.spec.model import PREVIOUS, ForEachStep, IfStep, OpStep
 from graphcore.spec.sizes import oversized
 from graphcore.spec.validation import MAX_TRIPS
 from graphcore.variable import Variable
@@ -60,13 +61,14 @@ class BatchedPredicate:
 
     def __init__(self, predicate: pred.Predicate, batched: set[str], batch: int) -> None:
         self.predicate, self.batched, self.batch = predicate, batched, batch
+        self._evaluate = evaluator(predicate, batched)  # once: guards evaluate every replay
 
     def name_refs(self):
         return self.predicate.name_refs()
 
     def evaluate_bool(self, env: Mapping[str, object]) -> bool:
         try:
-            found = outcomes(self.predicate, env, self.batched, self.batch)
+            found = self._evaluate(env, self.batch)
         except pred.PredicateError as e:
             raise Fallback(str(e)) from None
         if not (found == found[0]).all():
@@ -75,6 +77,22 @@ class BatchedPredicate:
 
     def __str__(self) -> str:
         return str(self.predicate)
+
+
+class BatchedIfPredicate(BatchedPredicate):
+    """The guard of an ``if`` all of whose examples agreed when traced, where a batch that
+    disagrees runs partitioned (``batch_split``): such a batch is another path, so
+    ``evaluate_bool`` answers None (neither outcome) and the guard misses, letting a plan
+    with a partition (or a new trace) take it."""
+
+    def evaluate_bool(self, env: Mapping[str, object]) -> bool | None:
+        try:
+            found = self._evaluate(env, self.batch)
+        except pred.PredicateError as e:
+            raise Fallback(str(e)) from None
+        if not (found == found[0]).all():
+            return None
+        return bool(found[0])
 
 
 _DEFAULTS: dict[type, dict[str, Any]] = {}
@@ -103,6 +121,7 @@ class BatchRun(interpreter._Run):
         self.final_flag = False
         # id of a collected stack walked with a padding mask -> (the stack, its input)
         self.padded: dict[int, tuple[Any, str]] = {}
+        self.partitions: list[Variable] = []  # each partitioned if's row order (batch_split)
 
     def forward_unguarded(self):
         self.steps(self.spec.graph, "")
@@ -190,6 +209,33 @@ class BatchRun(interpreter._Run):
         self.last_args = args
         self.last_flags = flags
         return result
+
+    def if_(self, step: IfStep, suffix: str) -> None:
+        """A live ``if`` on per-example values: every example's outcome; when they differ,
+        both branches run on their rows in this pass (``batch_split``) where they can."""
+        if step.resolved is not None or not can_partition(step):
+            return super().if_(step, suffix)
+        batched = {ref.name for ref in step.predicate.name_refs() if self.bat.get(ref.name)}
+        if not batched:
+            return super().if_(step, suffix)
+        scope = _PredicateScope(self.env, self.spec.params, self.loops)
+        try:
+            found = outcomes(step.predicate, scope, batched, self.batch)
+        except pred.PredicateError as e:
+            raise Fallback(str(e)) from None
+        if found.all() or not found.any():
+            taken = bool(found[0])
+            if PREDICATE_HOOKS:  # static mode's tracer: a guard
+                wrapped = BatchedIfPredicate(step.predicate, batched, self.batch)
+                for hook in PREDICATE_HOOKS:
+                    hook(wrapped, step.predicate_loc, scope, taken)
+            self.path.append(PathEntry("if", step.loc, {
+                "branch": "then" if taken else "else", "predicate": str(step.predicate),
+                "at_load": False}))
+            self.steps(step.then if taken else step.otherwise, suffix)
+            return None
+        partitioned_if(self, step, suffix, scope, batched, found)
+        return None
 
     def predicate(self, predicate: pred.Predicate, loc) -> bool:
         batched = {ref.name for ref in predicate.name_refs() if self.bat.get(ref.name)}

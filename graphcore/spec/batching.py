@@ -56,6 +56,7 @@ class BatchingInfo:
     groups: int = 0
     group_sizes: list[int] = field(default_factory=list)
     splits: int = 0
+    partitions: int = 0  # ifs run on both sides in one pass (``batch_split``), per group
     padded_steps: int = 0  # example-steps computed past an example's end
     steps: int = 0  # example-steps computed in all
 
@@ -66,7 +67,8 @@ class BatchingInfo:
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "applied": self.applied, "reason": self.reason,
                 "groups": self.groups, "group_sizes": self.group_sizes,
-                "splits": self.splits, "padding_waste": round(self.padding_waste, 4)}
+                "splits": self.splits, "partitions": self.partitions,
+                "padding_waste": round(self.padding_waste, 4)}
 
 
 @dataclass
@@ -93,8 +95,8 @@ class Group:
 
 
 def check_mode(api: str, batching: str) -> None:
-    from graphcore.errors import ArgumentValueError
     if batching not in MODES:
+        from graphcore.errors import ArgumentValueError
         raise ArgumentValueError(f"{api}: batching must be one of {', '.join(MODES)}, got "
                                  f"{batching!r}")
 
@@ -249,12 +251,14 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
         forward_s += time.perf_counter() - start
         info.groups += 1
         info.group_sizes.append(len(group.index))
+        info.partitions += len(run.partitions)
         padded = {key: name for key, (_, name) in run.padded.items()}
         results.add(group, taken,
                     {name: (v, run.flag(name), padded.get(id(v))) for name, v in outputs.items()},
                     None if loss is None else list(zip(run.last_args, run.last_flags,
                                                        strict=True)),
-                    None if loss is None else loss.array)
+                    None if loss is None else loss.array,
+                    [order.array for order in run.partitions])
         if loss is not None and backward and loss.creator is not None:
             start = time.perf_counter()
             total = F.sum(loss)

@@ -12,13 +12,11 @@ None and the batcher stacks the rows itself. Copies and pickles are plain lists.
 from __future__ import annotations
 
 import operator
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-_SHAPE = operator.attrgetter("shape")
-_DTYPE = operator.attrgetter("dtype")
+_META = operator.attrgetter("shape", "dtype")
 
 
 class StackedExamples(list):
@@ -28,7 +26,7 @@ class StackedExamples(list):
         super().__init__(stacked)
         self.stacked = stacked
         self._rows = tuple(self)
-        self._shapes = list(map(_SHAPE, self._rows))
+        self._meta = list(map(_META, self._rows))
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         return list, (list(self),)  # copies and pickles: a plain list of the rows
@@ -38,9 +36,8 @@ def stacked_rows(value: Any) -> np.ndarray | None:
     """The array whose rows ``value`` holds, in order, unchanged; None when not known."""
     if type(value) is not StackedExamples:
         return None
-    rows, dtype = value._rows, value.stacked.dtype  # map, not a loop: this is every call
+    rows = value._rows  # map, not a loop: this is every call
     if len(value) != len(rows) or not all(map(operator.is_, value, rows)) \
-            or list(map(_SHAPE, rows)) != value._shapes \
-            or not all(map(operator.is_, map(_DTYPE, rows), repeat(dtype))):
+            or list(map(_META, rows)) != value._meta:
         return None
     return value.stacked

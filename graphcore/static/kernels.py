@@ -20,7 +20,13 @@ from graphcore import errors
 from graphcore.generic import unbroadcast_array
 from graphcore.ops.reduction import kept_shape, normalize_axes
 from graphcore.registry import get_op
-from graphcore.static import concat_linear_kernels, conv_kernels, mask_kernels, permutate_kernels
+from graphcore.static import (
+    concat_kernels,
+    concat_linear_kernels,
+    conv_kernels,
+    mask_kernels,
+    permutate_kernels,
+)
 from graphcore.static.ir import Node
 from graphcore.variable import constant
 
@@ -69,9 +75,18 @@ def _chain(steps: list) -> Step | Steps:
     return flat[0] if len(flat) == 1 else flat
 
 
+def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Step:
+    """``a @ b`` (``b`` 2-D) into ``out``. Over a contraction of one (a one-unit readout's
+    gradient, an input of one feature) it is an outer product, which a broadcast multiply
+    computes several times faster than a matrix product, with the same single rounding."""
+    if a.shape[-1] == 1 and b.ndim == 2 and b.shape[0] == 1:
+        return partial(np.multiply, a, b, out=out)
+    return partial(np.matmul, a, b, out=out)
+
+
 def linear(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
     x, W = ins[0], ins[1]
-    steps = [partial(np.matmul, x, W.T, out=out)]
+    steps = [_matmul(x, W.T, out)]
     if len(ins) == 3:
         steps.append(partial(np.add, out, ins[2], out=out))
     steps += _activation_steps(node.attrs.get("activation"), out)
@@ -232,7 +247,7 @@ def vjp_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np
     x, W = fwd_ins[0], fwd_ins[1]
     index = node.attrs["index"]
     if index == 0:
-        return partial(np.matmul, gy, W, out=out)
+        return _matmul(gy, W, out)
     gy2 = rows(gy)
     if index == 1:
         x2 = rows(x)
@@ -368,8 +383,8 @@ VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "add": vjp_add_sub, "sub": vjp_add_sub,
        "softmax_cross_entropy": vjp_softmax_cross_entropy,
        "layer_normalization": vjp_layer_normalization}
-# convolution and pooling; where and cast; permutate: each family in its own file
-for _family in (conv_kernels, mask_kernels, permutate_kernels):
+# convolution and pooling; where and cast; permutate; concat: each family in its own file
+for _family in (conv_kernels, mask_kernels, permutate_kernels, concat_kernels):
     FORWARD.update(_family.FORWARD)
     VJP.update(_family.VJP)
 FORWARD.update(concat_linear_kernels.FORWARD)  # its vjps: by the forward node, in lower.py

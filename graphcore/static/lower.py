@@ -17,18 +17,9 @@ from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
 from graphcore.static import concat_linear_kernels, kernels
+from graphcore.static.guards import guard_step, partition_step
 from graphcore.static.ir import ALIASING, Graph, Node, ancestors, basic_index
 from graphcore.variable import Parameter
-
-
-class GuardMiss(Exception):
-    """A guard saw a different outcome than the one traced: this plan does not apply."""
-
-    def __init__(self, at: str, predicate: str, expected: bool) -> None:
-        super().__init__(f"{at}: '{predicate}' was {not expected} (traced: {expected})")
-        self.at = at
-        self.predicate = predicate
-        self.expected = expected
 
 
 class Plan:
@@ -88,7 +79,11 @@ class Plan:
                     values[node.id] = view
                     continue
             if node.op == "guard":
-                step = _guard_step(node, graph, values)
+                step = guard_step(node, graph, values)
+            elif node.op == "partition":  # a batched if split by rows (static/guards.py)
+                out = self._buffer(node, slot_buffers)
+                values[node.id] = out
+                step = partition_step(ins, out, self.instances[node.id])
             else:
                 out = self._buffer(node, slot_buffers)
                 values[node.id] = out
@@ -274,20 +269,3 @@ def _alias(node: Node, ins: list) -> Any:
             return view
         return None  # advanced indexing, a scalar or an empty result: a copying step
     raise errors.TraceError(f"no alias rule for {node.text()}")
-
-
-def _guard_step(node: Node, graph: Graph, values: dict[int, Any]):
-    predicate = node.attrs["predicate"]
-    expected = bool(node.attrs["expect"])
-    names = node.attrs["names"]  # value names the predicate reads, in input order
-    env_static = dict(node.attrs.get("env", {}))
-    arrays = [values[i] for i in node.inputs]
-    at = node.attrs.get("at", "?")
-
-    def run() -> None:
-        env = dict(env_static)
-        env.update(zip(names, arrays, strict=True))
-        if predicate.evaluate_bool(env) != expected:
-            raise GuardMiss(at, str(predicate), expected)
-
-    return run

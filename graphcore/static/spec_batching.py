@@ -33,8 +33,10 @@ from graphcore.static.spec_mode import accumulate_grad
 from graphcore.variable import Variable
 
 
-def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any]):
-    """The function a group's plan is traced from (``meta`` gets the output flags)."""
+def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], whole: bool):
+    """The function a group's plan is traced from (``meta`` gets the output flags);
+    ``whole``: the group is all the call's examples, so the plan's loss is their mean and its
+    gradients are the call's (lent, as one example's plan lends them), not a share to add."""
     spec, model = runner.spec, runner.model
 
     def make(path: list[PathEntry]):
@@ -44,12 +46,16 @@ def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any]):
                 outputs, loss = run.forward_unguarded()
             result: dict[str, Variable] = {}
             if loss is not None:
-                result["loss"] = F.sum(loss)
+                total = F.sum(loss)
+                result["loss"] = total * (1.0 / batch) if whole and batch > 1 else total
                 result["losses"] = loss
                 if runner.loss_inputs:
                     meta["loss_flags"] = run.last_flags[:2]
                     for i, value in enumerate(run.last_args[:2]):
                         result[f"loss_in:{i}"] = _variable(value)
+            for j, order in enumerate(run.partitions):  # read back for the path
+                result[f"split:{j}"] = order
+            meta["splits"] = len(run.partitions)
             padded = {key: name for key, (_, name) in run.padded.items()}
             meta["flags"] = {name: run.flag(name) for name in outputs}
             meta["padded"] = {name: padded.get(id(v)) for name, v in outputs.items()}
@@ -82,9 +88,11 @@ def _group_dynamic(runner, env: dict[str, Any], batched: set[str], batch: int,
     padded = {key: name for key, (_, name) in run.padded.items()}
     meta = {"flags": {name: run.flag(name) for name in outputs},
             "padded": {name: padded.get(id(v)) for name, v in outputs.items()},
-            "loss_flags": run.last_flags[:2]}
+            "loss_flags": run.last_flags[:2], "splits": len(run.partitions)}
     values = {f"out:{name}": (v.array if isinstance(v, Variable) else v)
               for name, v in outputs.items()}
+    for j, order in enumerate(run.partitions):
+        values[f"split:{j}"] = order.array
     if loss is not None:
         values["losses"] = loss.array
         for i, a in enumerate(run.last_args[:2]):
@@ -98,13 +106,12 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     batcher.check_mode("StaticSpecRunner.run", mode)
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
-    if mode != "off" and not model.initialized() and batcher.why_not(
-            spec, inputs, model, mode) is None:
+    info.reason = batcher.why_not(spec, inputs, model, mode)
+    if info.reason is None and not model.initialized():
         # size lazy parameters define-by-run (as run_spec draws them) without filling the
         # plan cache with per-example paths; then batch
         with seeded((spec.seed if seed is None else seed) + 1), ignoring_float_errors():
             batcher.size_lazy_parameters(spec, model, inputs)
-    info.reason = batcher.why_not(spec, inputs, model, mode)
     result = None
     if info.reason is None:
         # numpy's global generator is saved and restored only for a spec that draws from it
@@ -133,6 +140,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
     n = sum(len(g.index) for g in groups)
     results = GroupResults(spec, n, lambda value: value, copy_loss_args=True)
     grads: dict[str, np.ndarray] = {}
+    owners: dict[str, Any] = {}  # parameter name -> the Parameter its gradient goes to
     forward_s = backward_s = 0.0
     while groups:
         group = groups.pop(0)
@@ -141,14 +149,16 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
         start = time.perf_counter()
         meta: dict[str, Any] = {}
         wants = backward and config.train and spec.loss is not None
-        key = (tuple((k, v.shape, v.dtype) for k, v in env.items()), config.train, wants, True)
+        whole = batch == n
+        key = (tuple((k, v.shape, v.dtype) for k, v in env.items()), config.train, wants,
+               ("whole",) if whole else True)
         splitting = runner.__dict__.setdefault("_split_keys", set())
         try:
             if key in splitting:  # its trace split: run it untraced (the prefix only, usually)
                 variant, values = None, None
             else:
-                variant, values = runner._forward(env, backward,
-                                                  _traced_call(runner, batched, batch, meta))
+                variant, values = runner._forward(
+                    env, backward, _traced_call(runner, batched, batch, meta, whole), key[-1])
         except Split as split:
             if key not in runner.cache:
                 splitting.add(key)  # the trace split: never trace this key again
@@ -164,6 +174,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
                 continue
             forward_s += time.perf_counter() - start
+            owners.update(runner.params())
             for name, g in group_grads.items():
                 accumulate_grad(grads, name, g, n)
         else:
@@ -175,9 +186,13 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 start = time.perf_counter()
                 out = variant.plan.run_backward()
                 backward_s += time.perf_counter() - start
+                owners.update(variant.plan.params)
                 for key, buf in out.items():
                     if key.startswith("grad/"):
-                        accumulate_grad(grads, key[5:], buf, n)
+                        if whole:  # the plan's mean already: its buffer, lent
+                            grads[key[5:]] = buf
+                        else:
+                            accumulate_grad(grads, key[5:], buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
         # plan buffers are overwritten by the next replay: one copy per group, read lazily
@@ -188,10 +203,11 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
             flags = meta.get("loss_flags", [False, False])
             loss_args = [(np.array(values[f"loss_in:{j}"]), flags[j]) for j in range(2)
                          if f"loss_in:{j}" in values]
-        results.add(group, taken, outputs, loss_args, values.get("losses"))
-    params = runner.params()
+        orders = [np.array(values[f"split:{j}"]) for j in range(meta.get("splits", 0))]
+        info.partitions += len(orders)
+        results.add(group, taken, outputs, loss_args, values.get("losses"), orders)
     for name, g in grads.items():
-        params[name]._grad = g
+        owners[name]._grad = g
     info.applied = True
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}

@@ -24,7 +24,8 @@ from graphcore.spec.interpreter import PathEntry, RunResult, SpecModel, seeded
 from graphcore.spec.model import Spec
 from graphcore.spec.step_plan import plan_of
 from graphcore.static.compile import CacheStats
-from graphcore.static.lower import GuardMiss, Plan
+from graphcore.static.guards import GuardMiss
+from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport, run_passes, select
 from graphcore.static.trace import Trace, trace
 from graphcore.variable import Variable
@@ -147,12 +148,14 @@ class StaticSpecRunner:
                          path=path, timing_ms=timing, examples=n, example_outputs=per_example,
                          loss_inputs=loss_args)
 
-    def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None):
+    def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None,
+                 call_kind: Any = True):
         """The variant replayed (or traced) for ``example`` and its values; (None, None) when
-        the cache is full. ``make_call(path)``: the traced function (default: one run)."""
+        the cache is full. ``make_call(path)``: the traced function (default: one run);
+        ``call_kind``: what else tells its plans apart (part of the cache key)."""
         wants = backward and config.train and self.spec.loss is not None
         key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants,
-               make_call is not None)
+               make_call is not None and call_kind)
         variants = self.cache.get(key, [])
         # Every attempt (a replay a guard may stop, then the trace) starts from the same
         # random state, so dropout draws what define-by-run would have drawn. Only a plan
@@ -169,7 +172,7 @@ class StaticSpecRunner:
                 if self.spec.kind == "static":
                     raise errors.TraceError(
                         f"{miss.at}: the static spec took another path here ('{miss.predicate}' "
-                        f"was {not miss.expected}, the traced run found {miss.expected})") from None
+                        f"was {miss.found}, the traced run found {miss.expected})") from None
                 continue
             self.stats.hits += 1
             self.last = variant

@@ -242,7 +242,8 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, i
     # values whose gradient is needed: on some path from a differentiated leaf
     needs: set[int] = set(wrt.values())
     for n in b.nodes:
-        if n.op not in ("input", "param", "const") and any(i in needs for i in n.inputs):
+        if n.op not in ("input", "param", "const") and _carries_gradient(n) \
+                and any(i in needs for i in n.inputs):
             needs.add(n.id)
     pending: dict[int, list[int]] = {}
     for key, out_id in seeds.items():
@@ -293,6 +294,12 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, i
         if leaf in pending:
             grads[key] = _sum(b, pending[leaf])
     return grads
+
+
+def _carries_gradient(node: Node) -> bool:
+    """Whether a gradient can flow through ``node``'s value: not an integer or boolean one
+    (a batched if's row order, say), which no op differentiates."""
+    return node.dtype == "tuple" or (bool(node.dtype) and np.dtype(node.dtype).kind in "fc")
 
 
 def _passes_gradient(fnode: Node, index: int, x: Node, by_id: dict, b: _Builder) -> bool:

@@ -78,7 +78,7 @@ def test_stacked_examples_batch_exactly_as_plain_lists(static):
     inputs = _float64(made, stacked=True)
     assert all(stacked_rows(v) is v.stacked for v in inputs.values())
     stacked, stacked_grads = _run(spec, inputs, static)
-    assert stacked.batching["applied"] and stacked.batching["splits"] == 1
+    assert stacked.batching["applied"] and stacked.batching["partitions"] == 1
     assert stacked.loss == plain.loss
     for name, g in plain_grads.items():
         np.testing.assert_array_equal(stacked_grads[name], g, err_msg=name)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from batch_helpers import float64_inputs, run_mode, same_as_reference
 
 from graphcore.config import using_config
 from graphcore.errors import ArgumentValueError, SpecError, SpecErrors
@@ -19,7 +20,6 @@ from graphcore.spec.batch_analysis import analysis_of
 from graphcore.static.spec_mode import StaticSpecRunner
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
-RTOL, ATOL = 1e-10, 1e-12
 
 BRANCH = """
 graphtool: 1
@@ -100,47 +100,6 @@ loss: {op: sum}
 """
 
 
-def _float64(inputs):
-    def cast(a):
-        return a.astype(np.float64) if a.dtype.kind == "f" else a
-    return {k: ([cast(a) for a in v] if isinstance(v, list) else cast(v))
-            for k, v in inputs.items()}
-
-
-def _run(spec, inputs, mode, static):
-    with using_config("dtype", np.float64):
-        model = build_model(spec)
-        if static:
-            runner = StaticSpecRunner(spec, model)
-            for _ in range(2):  # the first call sizes lazy parameters, the second traces
-                runner.run(inputs, batching=mode)
-            result = runner.run(inputs, batching=mode)
-        else:
-            run_spec(spec, model, inputs, batching=mode)
-            result = run_spec(spec, model, inputs, batching=mode)
-        grads = {name: np.array(p.grad) for name, p in model.namedparams()
-                 if p.grad is not None}
-    return result, grads
-
-
-def _array(v):
-    return np.asarray(getattr(v, "array", v))
-
-
-def _same(result, grads, reference, reference_grads):
-    assert result.loss == pytest.approx(reference.loss, rel=RTOL, abs=ATOL)
-    assert grads.keys() == reference_grads.keys()
-    for name, g in reference_grads.items():
-        np.testing.assert_allclose(grads[name], g, rtol=RTOL, atol=ATOL, err_msg=name)
-    assert len(result.example_outputs) == len(reference.example_outputs)
-    for got, want in zip(result.example_outputs, reference.example_outputs, strict=True):
-        assert got.keys() == want.keys()
-        for name in want:
-            np.testing.assert_allclose(_array(got[name]), _array(want[name]), rtol=RTOL,
-                                       atol=ATOL, err_msg=name)
-    assert [e.to_dict() for e in result.path] == [e.to_dict() for e in reference.path]
-
-
 def _specs():
     found = []
     for path in sorted(SPECS.glob("*.yaml")):
@@ -156,38 +115,41 @@ def _specs():
 @pytest.mark.parametrize("spec", _specs())
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
 def test_batched_equals_per_example(spec, static):
-    inputs = _float64(make_inputs(spec.inputs, 0))
-    reference, reference_grads = _run(spec, inputs, "off", False)
+    inputs = float64_inputs(make_inputs(spec.inputs, 0))
+    reference, reference_grads = run_mode(spec, inputs, "off", False)
     assert reference.batching["applied"] is False
     for mode in ("off", "auto", "pad"):
-        result, grads = _run(spec, inputs, mode, static)
+        result, grads = run_mode(spec, inputs, mode, static)
         assert result.batching["applied"] is (mode != "off"), result.batching
-        _same(result, grads, reference, reference_grads)
+        same_as_reference(result, grads, reference, reference_grads)
 
 
 def test_groups_split_on_per_example_branches_and_trip_counts():
     spec = load_spec_text(WHILE, "while.yaml")
-    inputs = _float64(make_inputs(spec.inputs, 0))
-    result, _ = _run(spec, inputs, "auto", False)
+    inputs = float64_inputs(make_inputs(spec.inputs, 0))
+    result, _ = run_mode(spec, inputs, "auto", False)
     trips = [e.detail["trips"] for e in result.path if e.kind == "while"]
     assert len(trips) == 12 and len(set(trips)) > 1
     assert result.batching["groups"] == len(set(trips))
     assert result.batching["splits"] == len(set(trips)) - 1
     spec = load_spec_text(BRANCH, "branch.yaml")
-    result, _ = _run(spec, _float64(make_inputs(spec.inputs, 0)), "auto", False)
+    result, _ = run_mode(spec, float64_inputs(make_inputs(spec.inputs, 0)), "auto", False)
     branches = [e.detail["branch"] for e in result.path if e.kind == "if"]
-    assert set(branches) == {"then", "else"} and result.batching["groups"] == 2
+    assert set(branches) == {"then", "else"}
+    # both branches ran in the one group's pass, its rows partitioned (batch_split)
+    assert result.batching["groups"] == 1 and result.batching["splits"] == 0
+    assert result.batching["partitions"] == 1
 
 
 def test_padding_follows_the_cost_model_and_the_mode():
     spec = load_spec_text(SEQUENCE_BRANCH, "s.yaml")
-    inputs = _float64(make_inputs(spec.inputs, 0))
-    padded, _ = _run(spec, inputs, "pad", False)
+    inputs = float64_inputs(make_inputs(spec.inputs, 0))
+    padded, _ = run_mode(spec, inputs, "pad", False)
     assert padded.batching["padding_waste"] > 0
     assert analysis_of(spec).pad_reason is None
     tagger = load_spec_file(str(SPECS / "lstm_tagger.yaml"))
     assert "reads '_', a sequence input" in analysis_of(tagger).pad_reason
-    result, _ = _run(tagger, make_inputs(tagger.inputs, 0), "pad", False)
+    result, _ = run_mode(tagger, make_inputs(tagger.inputs, 0), "pad", False)
     assert result.batching["padding_waste"] == 0  # grouped by length instead
 
 
@@ -196,7 +158,7 @@ def test_specs_that_cannot_batch_say_why():
             "graph:\n  - {op: linear, out_size: 3, name: l1}\n"
             "  - {op: batch_normalization, name: bn}\nloss: {op: sum}\n")
     spec = load_spec_text(text, "bn.yaml")
-    result, _ = _run(spec, _float64(make_inputs(spec.inputs, 0)), "auto", False)
+    result, _ = run_mode(spec, float64_inputs(make_inputs(spec.inputs, 0)), "auto", False)
     assert result.batching["applied"] is False
     assert "bn.yaml:" in result.batching["reason"]
     assert "batch_normalization" in result.batching["reason"]
@@ -228,8 +190,8 @@ def test_examples_option_makes_a_list_of_examples():
 
 def test_groups_beyond_the_plan_cache_run_batched_define_by_run():
     spec = load_spec_text(WHILE, "while.yaml")
-    inputs = _float64(make_inputs(spec.inputs, 0))
-    reference, reference_grads = _run(spec, inputs, "off", False)
+    inputs = float64_inputs(make_inputs(spec.inputs, 0))
+    reference, reference_grads = run_mode(spec, inputs, "off", False)
     with using_config("dtype", np.float64):
         model = build_model(spec)
         runner = StaticSpecRunner(spec, model, cache_size=1)
@@ -239,7 +201,7 @@ def test_groups_beyond_the_plan_cache_run_batched_define_by_run():
                  if p.grad is not None}
     assert result.batching["applied"] and result.batching["groups"] > 1
     assert len(runner.cache) == 1
-    _same(result, grads, reference, reference_grads)
+    same_as_reference(result, grads, reference, reference_grads)
 
 
 OUTER = """graphtool: 1
@@ -273,7 +235,7 @@ def test_the_first_call_batches_and_sizes_lazy_parameters_as_per_example(name):
     """A fresh model's lazily sized layers get the initial values the per-example run gives
     them (the first example's forward sizes them, then every example runs batched)."""
     spec = load_spec_file(str(SPECS / f"{name}.yaml"))
-    inputs = _float64(make_inputs(spec.inputs, 0))
+    inputs = float64_inputs(make_inputs(spec.inputs, 0))
     firsts = {}
     for mode in ("off", "auto"):
         with using_config("dtype", np.float64):
@@ -288,7 +250,7 @@ def test_the_first_call_batches_and_sizes_lazy_parameters_as_per_example(name):
         firsts["auto"], firsts["off"]
     for name, value in reference_params.items():
         np.testing.assert_array_equal(params[name], value, err_msg=name)
-    _same(result, grads, reference, reference_grads)
+    same_as_reference(result, grads, reference, reference_grads)
 
 
 PERMUTE = """graphtool: 1
@@ -319,17 +281,17 @@ def test_a_shared_permutation_batches_one_axis_to_the_right(tmp_path, static):
     np.save(tmp_path / "order.npy", np.array([3, 0, 4, 1, 2]))
     (tmp_path / "permute.yaml").write_text(PERMUTE.replace("ORDER", "{file: order.npy}"))
     spec = load_spec_file(str(tmp_path / "permute.yaml"))
-    inputs = _float64(make_inputs(spec.inputs, 0, spec.folder))
-    reference, reference_grads = _run(spec, inputs, "off", False)
+    inputs = float64_inputs(make_inputs(spec.inputs, 0, spec.folder))
+    reference, reference_grads = run_mode(spec, inputs, "off", False)
     for mode in ("auto", "pad"):
-        result, grads = _run(spec, inputs, mode, static)
+        result, grads = run_mode(spec, inputs, mode, static)
         assert result.batching["applied"], result.batching
-        _same(result, grads, reference, reference_grads)
+        same_as_reference(result, grads, reference, reference_grads)
     own = PERMUTE.replace("ORDER", "{zeros: [5], dtype: int64, examples: 8}")
     spec = load_spec_text(own, "own.yaml")
     rng = np.random.default_rng(0)
     inputs = dict(inputs, order=[rng.permutation(5) for _ in range(8)])  # one per example
-    reference, reference_grads = _run(spec, inputs, "off", False)
-    result, grads = _run(spec, inputs, "auto", static)
+    reference, reference_grads = run_mode(spec, inputs, "off", False)
+    result, grads = run_mode(spec, inputs, "auto", static)
     assert "the indices differ between examples" in result.batching["reason"]
-    _same(result, grads, reference, reference_grads)
+    same_as_reference(result, grads, reference, reference_grads)
