@@ -79,7 +79,7 @@ def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Step:
     """``a @ b`` (``b`` 2-D) into ``out``. Over a contraction of one (a one-unit readout's
     gradient, an input of one feature) it is an outer product, which a broadcast multiply
     computes several times faster than a matrix product, with the same single rounding."""
-    if a.shape[-1] == 1 and b.ndim == 2 and b.shape[0] == 1:
+    if a.ndim >= 2 and a.shape[-1] == 1 and b.ndim == 2 and b.shape[0] == 1:
         return partial(np.multiply, a, b, out=out)
     return partial(np.matmul, a, b, out=out)
 
