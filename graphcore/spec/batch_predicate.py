@@ -28,6 +28,7 @@ from graphcore.spec.predicate_eval import (
 )
 from graphcore.spec.predicate_nodes import (
     Arithmetic,
+    Boolean,
     Call,
     Compare,
     Logical,
@@ -35,6 +36,8 @@ from graphcore.spec.predicate_nodes import (
     Negate,
     Node,
     Not,
+    Number,
+    String,
 )
 
 
@@ -120,12 +123,17 @@ def _align(a, a_batched: bool, b, b_batched: bool):
 
 
 def _compile(node: Node, batched: frozenset[str]):
+    if isinstance(node, Number | String | Boolean):
+        constant = (node.value, False)
+        return lambda env, batch: constant
     if not _reads(node, batched):
         return lambda env, batch: (_evaluate(node, env), False)  # shared: the ordinary way
     match node:
-        case Name():
+        case Name(name=name):
             def run(env, batch):
-                value = _lookup(node, env)
+                value = env[name] if name in env else None
+                if type(value) is not np.ndarray or value.dtype.kind not in "biuf":
+                    value = _lookup(node, env)  # a Variable, or an error to report
                 if not isinstance(value, np.ndarray) or value.shape[:1] != (batch,):
                     raise _Scalarwise
                 return value, True

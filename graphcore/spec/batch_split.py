@@ -53,6 +53,7 @@ class RowPartition(FunctionNode):
         self.batched, self.batch, self.at = batched, batch, at
         self.then_rows = int(np.count_nonzero(outcome))
         self._evaluate = evaluator(predicate, batched)
+        self._env = dict(static_env)  # the names read, refilled at each evaluation
         self._known: np.ndarray | None = outcome  # the first forward's, evaluated already
 
     def op_attrs(self) -> dict[str, Any]:  # shown in IR text and drawings
@@ -60,12 +61,13 @@ class RowPartition(FunctionNode):
 
     def outcomes(self, arrays) -> np.ndarray:
         """Each example's outcome, the predicate reading ``arrays`` (in ``names``' order)."""
-        from graphcore.spec.batch_run import Fallback
-        env = dict(self.static_env)
-        env.update(zip(self.names, arrays, strict=True))
+        env = self._env
+        for name, array in zip(self.names, arrays, strict=True):
+            env[name] = array
         try:
             return self._evaluate(env, self.batch)
         except pred.PredicateError as e:
+            from graphcore.spec.batch_run import Fallback
             raise Fallback(str(e)) from None  # the per-example run locates it
 
     def forward(self, inputs):

@@ -307,6 +307,15 @@ def vjp_linear_act(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out
     return elementwise_step(f"vjp:{of}", {}, [gys[0], fwd_out], out, _scratch(out))
 
 
+def vjp_scale(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
+              ctx: Context) -> Step | None:
+    """``gy * by``, as ``Scale.backward`` computes it (a plan's mean over examples ends so)."""
+    gy = gys[0]
+    if gy.shape != out.shape or gy.dtype != out.dtype:
+        return None
+    return partial(np.multiply, gy, fwd.attrs["by"], out=out)
+
+
 def vjp_add_sub(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.ndarray,
                 ctx: Context) -> Step | None:
     gy = gys[0]
@@ -380,7 +389,7 @@ FORWARD = {"linear": linear, "linear_act": linear, "matmul_bias": matmul_bias, "
 VJP = {"linear": vjp_linear, "sum": vjp_reduction, "mean": vjp_reduction,
        "relu": vjp_elementwise_unary, "tanh": vjp_elementwise_unary,
        "sigmoid": vjp_elementwise_unary, "exp": vjp_elementwise_unary,
-       "add": vjp_add_sub, "sub": vjp_add_sub,
+       "add": vjp_add_sub, "sub": vjp_add_sub, "scale": vjp_scale,
        "softmax_cross_entropy": vjp_softmax_cross_entropy,
        "layer_normalization": vjp_layer_normalization}
 # convolution and pooling; where and cast; permutate; concat: each family in its own file

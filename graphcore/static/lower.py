@@ -96,6 +96,9 @@ class Plan:
                 target.extend(steps)
                 tags.extend([(node.id, _profile_name(node))] * len(steps))
         self.outputs = {key: values[i] for key, i in graph.outputs.items()}
+        # (parameter name, buffer) of each ``grad/<name>`` output: what a caller hands out
+        self.grad_outputs = [(key[5:], buf) for key, buf in self.outputs.items()
+                             if key.startswith("grad/")]
         # a half whose steps are all kernels never reads the config: no switching around it
         self._generic = {"forward": any(getattr(s, "generic", False)
                                         for s in self.forward_steps),

@@ -148,17 +148,15 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
         batched, batch = set(group.arrays), len(group.index)
         start = time.perf_counter()
         meta: dict[str, Any] = {}
-        wants = backward and config.train and spec.loss is not None
         whole = batch == n
-        key = (tuple((k, v.shape, v.dtype) for k, v in env.items()), config.train, wants,
-               ("whole",) if whole else True)
+        key = runner.cache_key(env, backward, "batched whole" if whole else "batched group")
         splitting = runner.__dict__.setdefault("_split_keys", set())
         try:
             if key in splitting:  # its trace split: run it untraced (the prefix only, usually)
                 variant, values = None, None
             else:
                 variant, values = runner._forward(
-                    env, backward, _traced_call(runner, batched, batch, meta, whole), key[-1])
+                    env, backward, _traced_call(runner, batched, batch, meta, whole), key)
         except Split as split:
             if key not in runner.cache:
                 splitting.add(key)  # the trace split: never trace this key again
@@ -184,15 +182,14 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
             forward_s += time.perf_counter() - start
             if backward and variant.plan.backward_steps:
                 start = time.perf_counter()
-                out = variant.plan.run_backward()
+                variant.plan.run_backward()
                 backward_s += time.perf_counter() - start
                 owners.update(variant.plan.params)
-                for key, buf in out.items():
-                    if key.startswith("grad/"):
-                        if whole:  # the plan's mean already: its buffer, lent
-                            grads[key[5:]] = buf
-                        else:
-                            accumulate_grad(grads, key[5:], buf, n)
+                if whole:  # the plan's mean already: its buffers, lent
+                    grads.update(variant.plan.grad_outputs)
+                else:
+                    for name, buf in variant.plan.grad_outputs:
+                        accumulate_grad(grads, name, buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
         # plan buffers are overwritten by the next replay: one copy per group, read lazily

@@ -148,14 +148,22 @@ class StaticSpecRunner:
                          path=path, timing_ms=timing, examples=n, example_outputs=per_example,
                          loss_inputs=loss_args)
 
-    def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None,
-                 call_kind: Any = True):
-        """The variant replayed (or traced) for ``example`` and its values; (None, None) when
-        the cache is full. ``make_call(path)``: the traced function (default: one run);
-        ``call_kind``: what else tells its plans apart (part of the cache key)."""
+    def cache_key(self, example: dict[str, np.ndarray], backward: bool,
+                  call_kind: Any = False) -> tuple:
+        """The plan cache's key for ``example``: its shapes and dtypes, the train flag, whether
+        gradients are wanted, and ``call_kind`` (what else tells traced functions apart)."""
         wants = backward and config.train and self.spec.loss is not None
-        key = (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants,
-               make_call is not None and call_kind)
+        return (tuple((k, v.shape, v.dtype) for k, v in example.items()), config.train, wants,
+                call_kind)
+
+    def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None,
+                 key: tuple | None = None):
+        """The variant replayed (or traced) for ``example`` and its values; (None, None) when
+        the cache is full. ``make_call(path)``: the traced function (default: one run), whose
+        plans ``key`` (``cache_key``) tells apart from others'."""
+        if key is None:
+            key = self.cache_key(example, backward)
+        wants = key[2]
         variants = self.cache.get(key, [])
         # Every attempt (a replay a guard may stop, then the trace) starts from the same
         # random state, so dropout draws what define-by-run would have drawn. Only a plan
