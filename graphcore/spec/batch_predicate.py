@@ -21,6 +21,7 @@ from graphcore.spec.predicate_eval import (
     _NUMPY_ARITHMETIC,
     _arithmetic,
     _call,
+    _compare,
     _evaluate,
     _lookup,
     _numeric,
@@ -98,10 +99,12 @@ def _array(value: object) -> np.ndarray:
 def _truths(value, is_batched: bool, batch: int) -> np.ndarray:
     if not is_batched:
         return np.full(batch, _truth(value, "predicate", 1, 1))
-    if isinstance(value, str) or (value.size if isinstance(value, np.ndarray)
-                                  else np.size(value)) != batch:
+    if type(value) is np.ndarray and value.shape == (batch,):
+        array = value
+    elif isinstance(value, str) or np.size(value) != batch:
         raise _Scalarwise
-    array = np.asarray(value).reshape(batch)
+    else:
+        array = np.asarray(value).reshape(batch)
     if array.dtype.kind == "f" and np.isnan(array).any():
         raise _Scalarwise
     return array.astype(bool, copy=False)
@@ -109,6 +112,9 @@ def _truths(value, is_batched: bool, batch: int) -> np.ndarray:
 
 def _align(a, a_batched: bool, b, b_batched: bool):
     """Give the batched operands one rank, so each example broadcasts as it would alone."""
+    if a_batched and not b_batched and type(a) is np.ndarray and a.ndim == 1 \
+            and not isinstance(b, np.ndarray):
+        return a, b  # one number per example against a number: already aligned
     ra = (a.ndim if isinstance(a, np.ndarray) else np.ndim(a)) - a_batched
     rb = (b.ndim if isinstance(b, np.ndarray) else np.ndim(b)) - b_batched
     rank = max(ra, rb)
@@ -165,8 +171,8 @@ def _compile(node: Node, batched: frozenset[str]):
             def run(env, batch):
                 a, fa = first(env, batch)
                 b, fb = second(env, batch)
-                if not (fa or fb):
-                    return _evaluate(node, env), False
+                if not (fa or fb):  # e.g. dim(x) == 1: one value for every example
+                    return _compare(op, a, b, node.op_column), False
                 if isinstance(a, str) or isinstance(b, str):
                     raise _Scalarwise
                 a, b = _align(a, fa, b, fb)

@@ -135,7 +135,8 @@ class BatchRun(interpreter._Run):
             if not isinstance(loss, Variable) or not self.bat[PREVIOUS] \
                     or loss.size != self.batch:
                 raise Fallback("the loss is not one value per example")
-            loss = F.reshape(loss, (self.batch,))
+            if loss.shape != (self.batch,):
+                loss = F.reshape(loss, (self.batch,))
             if not np.isfinite(loss.array).all():
                 raise Fallback("a loss is NaN or Inf")  # the per-example run locates it
         outputs = {name: (last if name == PREVIOUS else self.env[name])

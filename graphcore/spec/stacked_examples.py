@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-_META = operator.attrgetter("shape", "dtype")
+_SHAPE = operator.attrgetter("shape")
+_NDIM = operator.attrgetter("ndim")
+_DTYPE = operator.attrgetter("dtype")
 
 
 class StackedExamples(list):
@@ -25,8 +27,18 @@ class StackedExamples(list):
     def __init__(self, stacked: np.ndarray) -> None:
         super().__init__(stacked)
         self.stacked = stacked
-        self._rows = tuple(self)
-        self._meta = list(map(_META, self._rows))
+        rows = self._rows = tuple(self)
+        self._dtypes = list(map(_DTYPE, rows))
+        # A row's shape can change in place (``row.shape = ...``) keeping its size. A row of
+        # one axis can only change its number of axes; one of two axes, the first at least
+        # one long, its number of axes or its length: those are read faster than the shape.
+        self._ndims = self._lens = self._shapes = None
+        if stacked.ndim == 2 or stacked.ndim == 3 and stacked.shape[1] > 0:
+            self._ndims = list(map(_NDIM, rows))
+            if stacked.ndim == 3:
+                self._lens = list(map(len, rows))
+        else:
+            self._shapes = list(map(_SHAPE, rows))
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         return list, (list(self),)  # copies and pickles: a plain list of the rows
@@ -38,6 +50,11 @@ def stacked_rows(value: Any) -> np.ndarray | None:
         return None
     rows = value._rows  # map, not a loop: this is every call
     if len(value) != len(rows) or not all(map(operator.is_, value, rows)) \
-            or list(map(_META, rows)) != value._meta:
+            or list(map(_DTYPE, rows)) != value._dtypes:
+        return None
+    if value._shapes is not None:
+        return value.stacked if list(map(_SHAPE, rows)) == value._shapes else None
+    if list(map(_NDIM, rows)) != value._ndims \
+            or value._lens is not None and list(map(len, rows)) != value._lens:
         return None
     return value.stacked

@@ -133,11 +133,20 @@ def test_stacked_rows_only_while_the_list_holds_its_rows_unchanged():
 
     edits = [lambda r: r.append(np.zeros(3)), lambda r: r.reverse(),
              lambda r: r.__setitem__(2, np.zeros(3)), lambda r: r.pop(),
-             lambda r: setattr(r[0], "shape", (3, 1))]
+             lambda r: setattr(r[0], "shape", (3, 1)),
+             lambda r: setattr(r[3], "dtype", np.int64)]  # same item size, same shape
     for edit in edits:
         edited = StackedExamples(np.arange(12.0).reshape(4, 3))
         edit(edited)
         assert stacked_rows(edited) is None
+    # a row's shape changed in place keeping its size, for rows of one, two, three axes
+    # (and two with an empty first): every change is seen, whatever is read to see it
+    for shape, new in (((4, 6), (2, 3)), ((4, 2, 6), (6, 2)), ((4, 2, 6), (2, 3, 2)),
+                       ((4, 2, 3, 4), (2, 4, 3)), ((4, 0, 3), (0, 5))):
+        edited = StackedExamples(np.zeros(shape))
+        assert stacked_rows(edited) is edited.stacked
+        edited[2].shape = new
+        assert stacked_rows(edited) is None, (shape, new)
 
     for copied in (copy.copy(rows), copy.deepcopy(rows), pickle.loads(pickle.dumps(rows))):
         assert type(copied) is list and stacked_rows(copied) is None
