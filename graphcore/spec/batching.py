@@ -159,10 +159,19 @@ def _stacked_group(lists: Mapping[str, list]) -> Group | None:
         if stacked is None or stacked.ndim < 2:
             return None
         arrays[k] = stacked
+    # the same arrays as the last call's (their shapes too): its group again (a Group is
+    # never changed once made; it holds the arrays, so their ids stay theirs)
+    first = next(iter(lists.values()))
+    key = tuple((k, id(a), a.shape) for k, a in arrays.items())
+    memo = first.__dict__.get("_graphcore_group")
+    if memo is not None and memo[0] == key:
+        return memo[1]
     n = len(next(iter(arrays.values())))
     if any(len(a) != n for a in arrays.values()):
         return None
-    return Group(np.arange(n), arrays, {k: np.full(n, a.shape[1]) for k, a in arrays.items()})
+    group = Group(np.arange(n), arrays, {k: np.full(n, a.shape[1]) for k, a in arrays.items()})
+    first.__dict__["_graphcore_group"] = (key, group)
+    return group
 
 
 def _same_rest(lists: Mapping[str, list]) -> bool:

@@ -40,8 +40,8 @@ class PathEntry:
 class RunResult:
     """What one run produced. With sequence inputs (``lengths``) the graph ran once per
     example: ``outputs`` then hold the last example's values and ``example_outputs`` all.
-    A batched call fills ``outputs``, ``loss``, ``path``, ``example_outputs`` and
-    ``loss_inputs`` on first read (``lazy_fields``); they read as plain values all the same."""
+    A batched call fills ``outputs``, ``loss``, ``path``, ``example_outputs``, ``loss_inputs``
+    and ``batching`` on first read (``lazy_fields``); they read as plain values all the same."""
 
     outputs: dict[str, Any]
     loss: float | None
@@ -55,7 +55,7 @@ class RunResult:
     batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
 
 
-lazy_fields(RunResult, "outputs", "loss", "path", "example_outputs", "loss_inputs")
+lazy_fields(RunResult, "outputs", "loss", "path", "example_outputs", "loss_inputs", "batching")
 
 
 class SpecModel(Chain):

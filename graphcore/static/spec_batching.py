@@ -28,6 +28,7 @@ from graphcore.spec.batch_results import GroupResults
 from graphcore.spec.batch_run import BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
+from graphcore.spec.lazy_fields import Deferred
 from graphcore.spec.step_plan import plan_of
 from graphcore.static.spec_mode import accumulate_grad
 from graphcore.variable import Variable
@@ -127,7 +128,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         info.applied = False
         result = runner.run_examples(inputs, backward=backward, seed=seed)
         model.__dict__["_graphcore_ran_once"] = True
-    result.batching = info.to_dict()
+    result.batching = Deferred(info.to_dict)
     return result
 
 

@@ -86,9 +86,9 @@ class StaticSpecRunner:
             seed: int | None = None, batching: str = "auto") -> RunResult:
         """One call; per-example runs are batched as ``run_spec`` batches them, each group
         (or padded bucket) replaying its own cached plan (``spec_batching``)."""
-        if any(isinstance(v, list) for v in inputs.values()):
-            from graphcore.static import spec_batching
-            return spec_batching.run(self, inputs, backward, seed, batching)
+        for value in inputs.values():
+            if isinstance(value, list):
+                return spec_batching.run(self, inputs, backward, seed, batching)
         return self.run_examples(inputs, backward=backward, seed=seed)
 
     def run_examples(self, inputs: Mapping[str, Any], *, backward: bool = True,
@@ -263,3 +263,7 @@ def accumulate_grad(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n:
         grads[name] += buf * (1.0 / n)
     else:
         grads[name] = buf * (1.0 / n)
+
+
+# batched groups (it reads accumulate_grad from here, so it is imported once this is defined)
+from graphcore.static import spec_batching  # noqa: E402
