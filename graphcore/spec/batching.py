@@ -26,6 +26,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -121,26 +122,26 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
     whole = _stacked_group(lists)
     if whole is not None:
         return [whole], 0, len(whole.index) * next(iter(whole.arrays.values())).shape[1]
-    n = len(next(iter(lists.values())))
-    signature: dict[tuple, list[int]] = {}
-    keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)] for v in lists.values()],
-               strict=True)
-    for i, key in enumerate(keys):
-        signature.setdefault(key, []).append(i)
     lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in lists.items()}
-    pad_ok = analysis_of(spec).pad_reason is None and mode != "off" and _same_rest(lists)
+    first = next(iter(lists))
+    pad_ok = analysis_of(spec).pad_reason is None and mode != "off" \
+        and lengths[first].min() > 0 and _same_rest(lists)
     if pad_ok:
-        buckets = _buckets(lengths, n, force=(mode == "pad"))
+        buckets = _buckets(tuple(lengths[first].tolist()), force=(mode == "pad"))
     else:
+        signature: dict[tuple, list[int]] = {}
+        keys = zip(*[[(a.shape, a.dtype.str) for a in map(np.asarray, v)]
+                     for v in lists.values()], strict=True)
+        for i, key in enumerate(keys):
+            signature.setdefault(key, []).append(i)
         buckets = [(np.array(ix), False) for ix in signature.values()]
     groups, padded, total = [], 0, 0
-    first = next(iter(lists))
     for index, pad in buckets:
         arrays = {}
         for k, v in lists.items():
             longest = int(lengths[k][index].max())
             if pad:
-                arrays[k] = np.stack([_edge_pad(v[i], longest) for i in index])
+                arrays[k] = _edge_padded(v, index, longest)
             else:
                 arrays[k] = np.stack([np.asarray(v[i]) for i in index])
             if k == first:
@@ -184,15 +185,17 @@ def _same_rest(lists: Mapping[str, list]) -> bool:
     return all(len(set(ls)) == 1 for ls in per_example)
 
 
-def _buckets(lengths: Mapping[str, np.ndarray], n: int, force: bool):
-    """Contiguous ranges of the sorted distinct lengths, chosen to minimise the cost model
-    (``force``: one bucket)."""
-    length = next(iter(lengths.values()))
-    distinct = np.unique(length)
+@lru_cache(maxsize=64)
+def _buckets(length: tuple[int, ...], force: bool) -> tuple[tuple[np.ndarray, bool], ...]:
+    """Contiguous ranges of the sorted distinct lengths (each example's ``length``), chosen to
+    minimise the cost model (``force``: one bucket); worked out once per list of lengths (a
+    training loop or a benchmark calls with the same lengths again). The examples' indexes
+    are read-only: groups share them."""
+    lengths = np.array(length)
+    distinct = np.unique(lengths)
     if force or len(distinct) == 1:
-        pad = len(distinct) > 1
-        return [(np.arange(n), pad)]
-    counts = [int((length == d).sum()) for d in distinct]
+        return (_read_only(np.arange(len(length))), len(distinct) > 1),
+    counts = [int((lengths == d).sum()) for d in distinct]
     k = len(distinct)
     best = [0.0] + [float("inf")] * k  # best[j]: cost of the first j distinct lengths
     cut = [0] * (k + 1)
@@ -207,19 +210,30 @@ def _buckets(lengths: Mapping[str, np.ndarray], n: int, force: bool):
     j = k
     while j > 0:
         i = cut[j]
-        members = np.nonzero((length >= distinct[i]) & (length <= distinct[j - 1]))[0]
-        result.append((members, j - i > 1))
+        members = np.nonzero((lengths >= distinct[i]) & (lengths <= distinct[j - 1]))[0]
+        result.append((_read_only(members), j - i > 1))
         j = i
-    return result[::-1]
+    return tuple(result[::-1])
 
 
-def _edge_pad(a: Any, steps: int) -> np.ndarray:
-    """A sequence repeated at its last step up to ``steps``: padded steps see real data, so
-    they stay finite where the real ones are (their results are masked out)."""
-    a = np.asarray(a)
-    if a.shape[0] == steps:
-        return a
-    return np.concatenate([a, np.repeat(a[-1:], steps - a.shape[0], axis=0)])
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _edge_padded(sequences: list, index: np.ndarray, steps: int) -> np.ndarray:
+    """The sequences at ``index`` in one array of ``steps`` time steps, each repeated at its
+    last step past its end: padded steps see real data, so they stay finite where the real
+    ones are (their results are masked out). Written in place, one sequence at a time."""
+    head = np.asarray(sequences[index[0]])
+    out = np.empty((len(index), steps) + head.shape[1:], head.dtype)
+    for row, i in enumerate(index.tolist()):
+        a = np.asarray(sequences[i])
+        length = a.shape[0]
+        out[row, :length] = a
+        if length < steps:
+            out[row, length:] = a[length - 1]
+    return out
 
 
 def _as_variable(value: Any) -> Any:
