@@ -87,7 +87,13 @@ class LinearFunction(FunctionNode):
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
         x, W = self.get_retained_inputs()[:2]
-        gx = gy @ W if 0 in indexes else None
+        gx = None
+        if 0 in indexes:
+            if type(gy) is np.ndarray and gy.ndim >= 2 and gy.shape[-1] == 1 \
+                    and type(W) is np.ndarray:
+                gx = gy * W  # one output unit: an outer product, several times a matmul's speed
+            else:
+                gx = gy @ W
         gW = gb = None
         if 1 in indexes or 2 in indexes:
             gy2 = g.reshape(gy, (-1, gy.shape[-1])) if gy.ndim != 2 else gy
