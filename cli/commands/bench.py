@@ -250,15 +250,15 @@ def _table(columns: dict[str, Any], rows: list[dict[str, Any]], title: str, cons
 
 
 def _batching_table(results: Sequence[BenchResult], console: Console):
-    """Per result whose examples ran batched: groups, padding waste, speedup over one example
-    at a time (the same mode with --batching off)."""
-    t = output.table("spec", "mode", "batching", "groups", "padding waste",
+    """Per result whose examples ran batched: groups, ifs run on both sides in one pass,
+    padding waste, speedup over one example at a time (the same mode with --batching off)."""
+    t = output.table("spec", "mode", "batching", "groups", "partitioned ifs", "padding waste",
                      "speedup over per-example", title="batched per-example runs",
                      console=console)
     for r in results:
         if r.batching is not None:
             t.add_row(r.spec, r.mode, r.batching, str(r.batching_groups),
-                      f"{100 * r.padding_waste:.1f}%",
+                      str(r.batching_partitions), f"{100 * r.padding_waste:.1f}%",
                       _or_dash(r.batching_speedup, lambda s: f"{s:.2f}x"))
     return t
 

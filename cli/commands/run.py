@@ -103,7 +103,8 @@ def batching_line(info: dict) -> str:
     if not info["applied"]:
         return f"batching {info['mode']}  one example at a time: {info['reason']}"
     return (f"batching {info['mode']}  {info['groups']} groups {info['group_sizes']}  "
-            f"{info['splits']} splits  padding waste {100 * info['padding_waste']:.1f}%")
+            f"{info['splits']} splits  {info['partitions']} partitioned ifs  "
+            f"padding waste {100 * info['padding_waste']:.1f}%")
 
 
 def static_line(static: dict, compile_ms: float) -> str:

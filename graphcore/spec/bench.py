@@ -74,10 +74,12 @@ class BenchResult:
     passes: list[dict[str, Any]] | None = None  # static: name, nodes_removed, bytes_saved
     cache_hits: int | None = None  # static: the plan cache after the timed iterations
     cache_misses: int | None = None
-    # per-example runs batched (spec.batching): its mode, groups formed, padded share of the
-    # example-steps, and the per-example median over this one (None when nothing batched)
+    # per-example runs batched (spec.batching): its mode, groups formed, partitioned ifs,
+    # padded share of the example-steps, and the per-example median over this one (None when
+    # nothing batched)
     batching: str | None = None
     batching_groups: int | None = None
+    batching_partitions: int | None = None  # ifs run on both sides in one pass, per group
     padding_waste: float | None = None
     batching_speedup: float | None = None
 
@@ -109,6 +111,7 @@ class BenchResult:
         doc["cache_misses"] = self.cache_misses
         doc["batching"] = self.batching
         doc["batching_groups"] = self.batching_groups
+        doc["batching_partitions"] = self.batching_partitions
         doc["padding_waste"] = self.padding_waste
         doc["batching_speedup"] = self.batching_speedup
         doc["passes"] = None if self.passes is None else [dict(p) for p in self.passes]
@@ -122,7 +125,7 @@ FIELDS = ("spec", "mode", "batch", "seed", "repeat", "warmup", "examples", "medi
           "min_ms", "max_ms", "iqr_ms", "forward_median_ms", "forward_min_ms", "forward_max_ms",
           "backward_median_ms", "backward_min_ms", "backward_max_ms", "compile_ms", "speedup",
           "peak_memory_bytes", "cache_hits", "cache_misses", "batching", "batching_groups",
-          "padding_waste", "batching_speedup")
+          "batching_partitions", "padding_waste", "batching_speedup")
 """The flat keys of ``BenchResult.to_dict()``, in table order (the CSV header)."""
 
 
@@ -295,6 +298,7 @@ def _batching(result: BenchResult, last: RunResult, per_example, warmup: int, re
         return
     result.batching = info["mode"]
     result.batching_groups = info["groups"]
+    result.batching_partitions = info["partitions"]
     result.padding_waste = info["padding_waste"]
     runner = per_example()
     for _ in range(warmup):
