@@ -50,7 +50,10 @@ class GroupResults:
         ``orders``: the row order of each partitioned ``if`` in ``taken`` (``batch_split``)."""
         self.done.append(_Done(group, taken, outputs, loss_args, orders))
         if losses is not None:
-            self.losses[group.index] = losses
+            if len(group.index) == self.n:  # every example, in order (indexes are sorted)
+                self.losses[:] = losses
+            else:
+                self.losses[group.index] = losses
 
     def result(self, path: list[PathEntry], timing: dict[str, float]) -> RunResult:
         """The call's ``RunResult``; ``path``: the entries before the examples' own."""

@@ -74,7 +74,8 @@ class BatchingInfo:
 
 @dataclass
 class Group:
-    """Examples ``index`` with their inputs stacked (``arrays``), padding masks and lengths."""
+    """Examples ``index`` (ascending) with their inputs stacked (``arrays``), padding masks and
+    lengths."""
 
     index: np.ndarray
     arrays: dict[str, np.ndarray]
