@@ -175,6 +175,10 @@ def reduction(node: Node, ins: list, out: np.ndarray, ctx: Context) -> Step:
     x = ins[0]
     axes = normalize_axes(node.op, node.attrs.get("axis"), x.ndim)
     keepdims = bool(node.attrs.get("keepdims"))
+    if axes is not None and all(x.shape[a] == 1 for a in axes) and x.dtype == out.dtype:
+        view = view_as(x, out.shape)  # over axes of one: each value is its own sum and mean
+        if view is not None:
+            return partial(np.copyto, out, view)
     # ufunc.reduce directly: np.sum's Python wrapper costs more than a small reduction
     total = partial(np.add.reduce, x, axis=axes, keepdims=keepdims, out=out)
     if node.op == "sum":

@@ -13,7 +13,6 @@ traced), so a cache too small for a spec's paths never makes it slower than defi
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -36,8 +35,9 @@ from graphcore.variable import Variable
 
 def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], whole: bool):
     """The function a group's plan is traced from (``meta`` gets the output flags);
-    ``whole``: the group is all the call's examples, so the plan's loss is their mean and its
-    gradients are the call's (lent, as one example's plan lends them), not a share to add."""
+    ``whole``: the group is all the call's examples, so the plan differentiates their mean
+    (``loss_scale``) and its gradients are the call's (lent, as one example's plan lends
+    them), not a share to add."""
     spec, model = runner.spec, runner.model
 
     def make(path: list[PathEntry]):
@@ -47,8 +47,7 @@ def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], wh
                 outputs, loss = run.forward_unguarded()
             result: dict[str, Variable] = {}
             if loss is not None:
-                total = F.sum(loss)
-                result["loss"] = total * (1.0 / batch) if whole and batch > 1 else total
+                result["loss"] = F.sum(loss)  # differentiated scaled by loss_scale
                 result["losses"] = loss
                 if runner.loss_inputs:
                     meta["loss_flags"] = run.last_flags[:2]
@@ -67,6 +66,7 @@ def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], wh
                 result[f"out:{name}"] = _variable(value)
             return result
         return call
+    make.loss_scale = 1.0 / batch if whole else 1.0
     return make
 
 
@@ -104,7 +104,8 @@ def _group_dynamic(runner, env: dict[str, Any], batched: set[str], batch: int,
 def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         mode: str) -> RunResult:
     """``StaticSpecRunner.run`` for inputs with per-example runs."""
-    batcher.check_mode("StaticSpecRunner.run", mode)
+    if mode not in batcher.MODES:
+        batcher.check_mode("StaticSpecRunner.run", mode)
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
     info.reason = batcher.why_not(spec, inputs, model, mode)
@@ -115,15 +116,16 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
             batcher.size_lazy_parameters(spec, model, inputs)
     result = None
     if info.reason is None:
-        # numpy's global generator is saved and restored only for a spec that draws from it
-        random = plan_of(spec).draws_randomness or not model.initialized()
-        with (seeded((spec.seed if seed is None else seed) + 1) if random
-              else contextlib.nullcontext()):
-            try:
+        try:
+            # numpy's global generator is saved and restored only for a spec that draws
+            if plan_of(spec).draws_randomness or not model.initialized():
+                with seeded((spec.seed if seed is None else seed) + 1):
+                    result = _run_groups(runner, inputs, backward, info)
+            else:
                 result = _run_groups(runner, inputs, backward, info)
-            except Fallback as e:
-                info.reason = f"fell back to one example at a time: {e}"
-                result = None
+        except Fallback as e:
+            info.reason = f"fell back to one example at a time: {e}"
+            result = None
     if result is None:
         info.applied = False
         result = runner.run_examples(inputs, backward=backward, seed=seed)
@@ -136,28 +138,31 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 info: batcher.BatchingInfo) -> RunResult:
     spec = runner.spec
     runner.model.cleargrads()
-    shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
+    shared = {k: v for k, v in inputs.items() if not isinstance(v, list)}
+    for k, v in shared.items():
+        if type(v) is not np.ndarray:
+            shared[k] = np.asarray(v)
     groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
-    n = sum(len(g.index) for g in groups)
-    results = GroupResults(spec, n, lambda value: value, copy_loss_args=True)
+    n = len(groups[0].index) if len(groups) == 1 else sum(len(g.index) for g in groups)
+    results = GroupResults(spec, n, _same, copy_loss_args=True)
     grads: dict[str, np.ndarray] = {}
     owners: dict[str, Any] = {}  # parameter name -> the Parameter its gradient goes to
     forward_s = backward_s = 0.0
+    splitting = runner.__dict__.setdefault("_split_keys", set())
     while groups:
         group = groups.pop(0)
-        env = group.env(shared)
-        batched, batch = set(group.arrays), len(group.index)
+        batch = len(group.index)
+        whole = batch == n
+        env, key = _env_and_key(runner, group, shared, backward, whole)
         start = time.perf_counter()
         meta: dict[str, Any] = {}
-        whole = batch == n
-        key = runner.cache_key(env, backward, "batched whole" if whole else "batched group")
-        splitting = runner.__dict__.setdefault("_split_keys", set())
         try:
             if key in splitting:  # its trace split: run it untraced (the prefix only, usually)
                 variant, values = None, None
             else:
                 variant, values = runner._forward(
-                    env, backward, _traced_call(runner, batched, batch, meta, whole), key)
+                    env, backward, _traced_call(runner, set(group.arrays), batch, meta, whole),
+                    key)
         except Split as split:
             if key not in runner.cache:
                 splitting.add(key)  # the trace split: never trace this key again
@@ -166,8 +171,8 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
             continue
         if variant is None:
             try:
-                values, taken, group_grads, meta = _group_dynamic(runner, env, batched, batch,
-                                                                  backward)
+                values, taken, group_grads, meta = _group_dynamic(
+                    runner, env, set(group.arrays), batch, backward)
             except Split as split:
                 info.splits += 1
                 groups[:0] = [group.take(split.outcome), group.take(~split.outcome)]
@@ -176,32 +181,35 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
             owners.update(runner.params())
             for name, g in group_grads.items():
                 accumulate_grad(grads, name, g, n)
+            keys = _value_keys(spec, meta)
         else:
             if not hasattr(variant, "meta"):
                 variant.meta = meta
-            meta, taken = variant.meta, variant.path
+                variant.value_keys = _value_keys(spec, meta)
+            meta, taken, keys = variant.meta, variant.path, variant.value_keys
             forward_s += time.perf_counter() - start
-            if backward and variant.plan.backward_steps:
+            plan = variant.plan
+            if backward and plan.backward_steps:
                 start = time.perf_counter()
-                variant.plan.run_backward()
+                plan.run_backward()
                 backward_s += time.perf_counter() - start
-                owners.update(variant.plan.params)
+                owners.update(plan.params)
                 if whole:  # the plan's mean already: its buffers, lent
-                    grads.update(variant.plan.grad_outputs)
+                    grads.update(plan.grad_outputs)
                 else:
-                    for name, buf in variant.plan.grad_outputs:
+                    for name, buf in plan.grad_outputs:
                         accumulate_grad(grads, name, buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
         # plan buffers are overwritten by the next replay: one copy per group, read lazily
-        outputs = {name: (np.array(values[f"out:{name}"]), meta["flags"][name],
-                          meta["padded"][name]) for name in spec.outputs}
+        outputs = {name: (np.array(values[k]), meta["flags"][name], meta["padded"][name])
+                   for name, k in keys["outputs"]}
         loss_args = None
         if "loss_in:0" in values:
             flags = meta.get("loss_flags", [False, False])
-            loss_args = [(np.array(values[f"loss_in:{j}"]), flags[j]) for j in range(2)
-                         if f"loss_in:{j}" in values]
-        orders = [np.array(values[f"split:{j}"]) for j in range(meta.get("splits", 0))]
+            loss_args = [(np.array(values[k]), flags[j]) for j, k in enumerate(LOSS_ARGS)
+                         if k in values]
+        orders = [np.array(values[k]) for k in keys["splits"]]
         info.partitions += len(orders)
         results.add(group, taken, outputs, loss_args, values.get("losses"), orders)
     for name, g in grads.items():
@@ -210,3 +218,34 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
     return results.result(bound_dims(spec, inputs), timing)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _env_and_key(runner, group: batcher.Group, shared: dict[str, np.ndarray], backward: bool,
+                 whole: bool) -> tuple[dict[str, Any], tuple]:
+    """The group's inputs and its plan cache key. A group made again for the same arrays
+    (``plan_groups`` keeps one per input list) with no shared inputs keeps both: nothing
+    they depend on can have changed but the train flag and whether gradients are wanted."""
+    memo = group.__dict__.setdefault("_graphcore_keys", {}) if not shared else None
+    wanted = (backward, config.train, whole)
+    found = memo.get(wanted) if memo is not None else None
+    if found is None:
+        env = group.env(shared)
+        found = (env, runner.cache_key(env, backward,
+                                       "batched whole" if whole else "batched group"))
+        if memo is not None:
+            memo[wanted] = found
+    return found
+
+
+LOSS_ARGS = ("loss_in:0", "loss_in:1")
+
+
+def _value_keys(spec, meta: dict[str, Any]) -> dict[str, list]:
+    """Which plan values a group's results copy (made once per plan): the outputs, and each
+    partitioned ``if``'s row order."""
+    return {"outputs": [(name, f"out:{name}") for name in spec.outputs],
+            "splits": [f"split:{j}" for j in range(meta.get("splits", 0))]}

@@ -242,6 +242,7 @@ class StaticSpecRunner:
         interpreter.PREDICATE_HOOKS.append(hook)
         try:
             traced = trace(None, example, self.params(), name=spec.name, grads=grads,
+                           loss_scale=getattr(make_call, "loss_scale", 1.0),
                            call=call, guards=lambda: records)
         finally:
             interpreter.PREDICATE_HOOKS.remove(hook)

@@ -64,13 +64,15 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
           params: Mapping[str, Parameter], *, name: str = "graph", grads: bool = True,
           call: Callable[[dict[str, Variable]], Any] | None = None,
           guards: Callable[[], list[dict[str, Any]]] | None = None,
-          seed_outputs: bool = False, grad_inputs: Sequence[str] = ()) -> Trace:
+          seed_outputs: bool = False, grad_inputs: Sequence[str] = (),
+          loss_scale: float = 1.0) -> Trace:
     """Run ``fn(**input Variables)`` (or ``call(variables)``) once and build its IR.
 
     ``fn`` returns a Variable, or a tuple/dict of Variables. When ``grads``:
 
     - by default a scalar first (or ``loss``) output is differentiated, with a gradient of
-      ones, with respect to every trainable parameter (``grad/<param>`` outputs);
+      ones (or ``loss_scale``: the gradients of ``loss * loss_scale``, without a node for the
+      product), with respect to every trainable parameter (``grad/<param>`` outputs);
     - with ``seed_outputs`` every floating-point output ``key`` that depends on something
       differentiated gets an ``input`` node ``gy/<key>`` holding its incoming gradient (a
       compiled call inside a larger graph), and the inputs named in ``grad_inputs`` are
@@ -124,7 +126,8 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
             loss_key = "loss" if "loss" in outputs else next(iter(outputs))
             loss = outputs[loss_key]
             if loss.size == 1 and wrt and loss.dtype.kind == "f":
-                out_ids.update(_emit_backward(b, order, {loss_key: b.ids[id(loss)]}, wrt))
+                out_ids.update(_emit_backward(b, order, {loss_key: b.ids[id(loss)]}, wrt,
+                                              scale=loss_scale))
     graph = Graph(b.nodes, out_ids, b.consts, name)
     verify(graph)
     return Trace(graph, used_params, b.instances, list(outputs))
@@ -231,12 +234,14 @@ def _emit_forward(b: _Builder, fnode: FunctionNode) -> None:
 
 
 def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, int],
-                   wrt: Mapping[str, int], from_inputs: bool = False) -> dict[str, int]:
+                   wrt: Mapping[str, int], from_inputs: bool = False,
+                   scale: float = 1.0) -> dict[str, int]:
     """Reverse mode over the traced nodes from ``seeds`` (output key -> value id) to the
     leaves in ``wrt`` (output key, e.g. ``grad/<param>``, -> leaf id); returns ``{key: id}``.
 
-    Each seed's gradient is a const of ones, or with ``from_inputs`` an ``input`` node
-    ``gy/<key>`` (filled at replay time with the gradient arriving from outside)."""
+    Each seed's gradient is a const of ones (of ``scale``), or with ``from_inputs`` an
+    ``input`` node ``gy/<key>`` (filled at replay time with the gradient arriving from
+    outside)."""
     by_id = b.by_id
     node_of = {id(f): i for i, f in b.instances.items()}
     # values whose gradient is needed: on some path from a differentiated leaf
@@ -251,7 +256,7 @@ def _emit_backward(b: _Builder, order: list[FunctionNode], seeds: Mapping[str, i
             continue
         out = by_id[out_id]
         seed = b.add("input", (), out.shape, out.dtype, name=f"gy/{key}") if from_inputs \
-            else b.const(np.ones(out.shape, out.dtype))
+            else b.const(np.full(out.shape, scale, out.dtype))
         pending.setdefault(out_id, []).append(seed)
     for fnode in reversed(order):
         fid = node_of[id(fnode)]
