@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from graphcore.spec import predicate as pred
+from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.predicate_eval import (
     _COMPARISONS,
     _NUMPY_ARITHMETIC,
@@ -193,7 +194,7 @@ def _compile(node: Node, batched: frozenset[str]):
                     if op in "/%" and np.any(np.asarray(_numeric(other)) == 0):
                         raise _Scalarwise  # one example may divide by zero: its own error
                     a, b = _align(_numeric(value), is_batched, _numeric(other), other_batched)
-                    with np.errstate(all="ignore"):
+                    with ignoring_float_errors():
                         value = _NUMPY_ARITHMETIC[op](a, b)
                     is_batched = True
                 return value, is_batched
@@ -238,8 +239,8 @@ def _batched_call(name: str, value: np.ndarray, batch: int):
         return int(per[0]), False
     if value.size == 0:
         raise _Scalarwise
-    axes = tuple(range(1, value.ndim))
-    with np.errstate(all="ignore"):
+    axes = _AXES[value.ndim] if value.ndim < len(_AXES) else tuple(range(1, value.ndim))
+    with ignoring_float_errors():
         if name == "norm":
             flat = value.reshape(batch, -1)
             return np.sqrt(np.einsum("ij,ij->i", flat, flat)) if flat.dtype.kind == "f" \
@@ -251,4 +252,5 @@ def _batched_call(name: str, value: np.ndarray, batch: int):
         return _REDUCTIONS[name](value, axis=axes), True
 
 
+_AXES = [tuple(range(1, ndim)) for ndim in range(8)]  # every axis but the examples'
 _REDUCTIONS = {"mean": np.mean, "sum": np.sum, "min": np.min, "max": np.max, "std": np.std}

@@ -58,7 +58,7 @@ def partition_step(ins: list[np.ndarray], out: np.ndarray, partition):
         if found != expected:
             raise GuardMiss(partition.at, str(partition.predicate),
                             f"{expected} examples then", f"{found} examples then")
-        out[:found] = np.flatnonzero(outcome)
-        out[found:] = np.flatnonzero(~outcome)
+        # a stable sort of "takes else": the then rows first, each side in example order
+        out[...] = np.argsort(~outcome, kind="stable")
 
     return run
