@@ -103,8 +103,27 @@ graph:
 loss: {op: square}
 """
 
+IN_WHILE = """
+graphtool: 1
+name: in_while
+seed: 0
+inputs:
+  x: {random: normal, std: 3.0, shape: [6], examples: 14}
+graph:
+  - while: norm(_) > 1.5 and loop.i < 5
+    max_iters: 8
+    body:
+      - {op: linear, out_size: 6, name: shrink}
+      - if: max(_) > 0.5
+        then: [tanh]
+        else: [{op: scale, by: 0.5}]
+  - {op: linear, out_size: 2, name: head}
+  - {op: sum}
+loss: {op: square}
+"""
+
 SPECS = {"in_loop": IN_LOOP, "rebind": REBIND, "one_sided": ONE_SIDED,
-         "other_shapes": OTHER_SHAPES, "nested": NESTED}
+         "other_shapes": OTHER_SHAPES, "nested": NESTED, "in_while": IN_WHILE}
 
 
 def _spec(name):
@@ -137,6 +156,9 @@ def test_which_ifs_partition_and_which_split(static):
         assert (info["groups"], info["splits"], info["partitions"]) == (1, 0, 1), name
     assert batching("in_loop")["partitions"] > 1  # one per time step whose examples disagree
     assert batching("in_loop")["splits"] == 0
+    # a while's trip counts split the group; inside each side's loop the if partitions
+    info = batching("in_while")
+    assert info["splits"] >= 1 and info["partitions"] >= 1
     # values of other shapes cannot be merged: the group splits, as without partitions
     info = batching("other_shapes")
     assert (info["groups"], info["splits"], info["partitions"]) == (2, 1, 0)
