@@ -243,6 +243,38 @@ def _softmax_cross_entropy(call, args, flags, batch, attrs):
     return F.sum(F.reshape(nll, (batch, -1)), axis=1) * scale
 
 
+def _sigmoid_cross_entropy(call, args, flags, batch, attrs):
+    """Each example's loss with its own run's divisor: its counted labels (``normalize``) or
+    its axis 0 (Chainer's ``len(x)``). The count is made from the labels by ops, not read
+    from their values, so a static plan counts again when it replays other labels."""
+    x, t = (_spread(a, f, batch) for a, f in zip(args, flags, strict=True))
+    xs = np.shape(x)
+    if np.shape(t) != xs:
+        raise NotBatchable("labels of another shape")  # the op refuses them per example
+    losses = call([x, t], {**attrs, "reduce": "no"})  # elementwise, ignored labels zeroed
+    if attrs.get("reduce", "mean") == "no":
+        return losses
+    total = F.sum(F.reshape(losses, (batch, -1)), axis=1)
+    if not attrs.get("normalize", True):
+        if len(xs) < 2:
+            raise NotBatchable("len() of a 0-d example")  # the op fails per example
+        return total / losses.dtype.type(max(xs[1], 1))
+    counted = F.sum(F.reshape(_counted(t, attrs.get("ignore_label", -1), losses.dtype),
+                              (batch, -1)), axis=1)
+    return total / F.maximum(counted, np.ones(batch, losses.dtype))
+
+
+def _counted(t, ignore: int, dtype) -> Any:
+    """1 where a label is not ``ignore``, else 0, in ``dtype``. In int64 ``t - ignore`` is 0
+    exactly where they are equal (wrapping cannot reach 0 otherwise) and any other integer is
+    at least 1 in magnitude, so clipping its absolute value to 1 is exact; labels are made
+    int64 first, which holds every other integer dtype's values but uint64's."""
+    if np.dtype(t.dtype) == np.uint64 or not -2**63 < ignore < 2**63:
+        raise NotBatchable("uint64 labels or an ignore_label beyond int64")
+    labels = t if np.dtype(t.dtype) == np.int64 else F.cast(t, np.int64)
+    return F.clip(abs(F.cast(labels - ignore, dtype)), 0.0, 1.0)
+
+
 def _custom(fn: Callable, data: tuple[int, ...] | None = None) -> Rule:
     return Rule("custom", data=data, apply=fn)
 
@@ -281,6 +313,7 @@ OP_RULES: dict[str, Rule | Unbatchable] = {
     "matmul": _custom(_matmul),
     "mean_squared_error": _custom(_mean_squared_error),
     "softmax_cross_entropy": _custom(_softmax_cross_entropy),
+    "sigmoid_cross_entropy": _custom(_sigmoid_cross_entropy),
     "sum_to": Unbatchable("sums to a shape given for one example from the left, where the "
                           "example axis is"),
     "prod_others": Unbatchable("a gradient helper with no batching rule"),
@@ -296,6 +329,67 @@ def _sequence_layer(call, args, flags, batch, attrs):
     if _rank(args[0], flags[0]) == 2:
         return call(args, attrs)  # (B, l, in): a batch of the examples' sequences
     return _fold(call, args, flags, batch, attrs, (0,))
+
+
+def _attention_layer(call, args, flags, batch, attrs):
+    """``multi_head_attention`` on x, [x, mask] or [x, kv, mask]. An example's x (Lq, in) is
+    one sequence: the examples become the layer's batch axis. An example's x (b, Lq, in) is a
+    batch of its own: the examples are folded into it (B * b rows, as ``fold`` does) and split
+    out again. kv follows x; the mask is made to give every row of the layer's batch what its
+    example's run gives it (``_attention_mask``)."""
+    if len(args) not in (1, 2, 3):
+        raise NotBatchable("not x, [x, mask] or [x, kv, mask]")  # the layer refuses it
+    shapes = [np.shape(a)[1:] if f else np.shape(a) for a, f in zip(args, flags, strict=True)]
+    seqs = 2 if len(args) == 3 else 1
+    rank = len(shapes[0])
+    if rank not in (2, 3) or any(len(s) != rank for s in shapes[1:seqs]):
+        raise NotBatchable("x and kv need (Lq, in) or (b, Lq, in), one rank")  # as the layer
+    samples = shapes[0][0] if rank == 3 else None
+    new = [_attention_rows(a, f, s, batch, samples, i > 0) for i, (a, f, s) in
+           enumerate(zip(args[:seqs], flags[:seqs], shapes[:seqs], strict=True))]
+    if len(args) > 1:
+        new.append(_attention_mask(args[-1], flags[-1], shapes[-1], batch, samples))
+    result = call(new, attrs)
+    return result if samples is None else _unfold(result, batch)
+
+
+def _attention_rows(x, flag: bool, shape: tuple, batch: int, samples: int | None,
+                    is_kv: bool) -> Any:
+    """x or kv with the layer's batch axis: B sequences, or B * ``samples`` when an example
+    has its own. A kv whose axis 0 is 1 is broadcast over x's samples by the layer, so
+    a shared one stays as it is and a per-example one is repeated for them."""
+    if samples is None:
+        return _spread(x, flag, batch)  # the layer needs x and kv of one rank
+    if shape[0] not in (1, samples):
+        raise NotBatchable("kv's axis 0 is neither 1 nor x's")  # the layer refuses it
+    if is_kv and not flag and shape[0] == 1:
+        return x
+    x = _spread(x, flag, batch)
+    if shape[0] != samples:
+        x = F.broadcast_to(x, (batch, samples) + tuple(shape[1:]))
+    return F.reshape(x, (batch * samples,) + tuple(shape[1:]))
+
+
+def _attention_mask(mask, flag: bool, shape: tuple, batch: int, samples: int | None) -> Any:
+    """The layer gives one example's mask a head axis (``(a, Lq, Lk)`` -> ``(a, 1, Lq, Lk)``,
+    a = 1 or the example's own batch) or, with fewer axes, broadcasts it from the right. A
+    shared mask of one row does the same for every row of a batch, so it stays as it is;
+    otherwise each example's rows become rows of the batch. A mask that broadcasts for no
+    example is refused here, since a batch of as many rows could make it broadcast."""
+    if len(shape) > 3:
+        raise NotBatchable("a mask of more than 3 axes")  # the layer refuses it per example
+    lead = shape[0] if len(shape) == 3 else 1
+    if lead not in (1, samples or 1):
+        raise NotBatchable("a mask whose axis 0 is neither 1 nor x's")
+    if not flag and lead == 1:
+        return mask
+    inner = tuple(shape[1:]) if len(shape) == 3 else (1,) * (2 - len(shape)) + tuple(shape)
+    if samples is None:
+        return F.reshape(_spread(mask, flag, batch), (batch,) + inner)
+    rows = F.reshape(_spread(mask, flag, batch), (batch, lead) + inner)
+    if lead != samples:
+        rows = F.broadcast_to(rows, (batch, samples) + inner)
+    return F.reshape(rows, (batch * samples,) + inner)
 
 
 def _linear_layer(call, args, flags, batch, attrs):
@@ -317,7 +411,7 @@ LAYER_RULES: dict[str, Rule | Unbatchable] = {
     "batch_normalization": Unbatchable(
         "normalizes with statistics over the example's own axis 0: one batch of examples "
         "would share statistics that each example computes alone"),
-    "multi_head_attention": Unbatchable("its mask forms have no batching rule yet"),
+    "multi_head_attention": _custom(_attention_layer),
 }
 
 
