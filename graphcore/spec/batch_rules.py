@@ -234,13 +234,14 @@ def _softmax_cross_entropy(call, args, flags, batch, attrs):
     nll = call([flat_x, flat_t], {**attrs, "reduce": "no"})
     if attrs.get("reduce", "mean") == "no":
         return F.reshape(nll, (batch, n) + tuple(np.shape(nll)[1:]))
-    labels = (t.array if hasattr(t, "array") else np.asarray(t)).reshape(batch, -1)
-    if attrs.get("normalize", True):
-        count = (labels != attrs.get("ignore_label", -1)).sum(axis=1)
-    else:
-        count = np.full(batch, n)
-    scale = (1.0 / np.maximum(count, 1)).astype(np.result_type(nll.dtype))
-    return F.sum(F.reshape(nll, (batch, -1)), axis=1) * scale
+    total = F.sum(F.reshape(nll, (batch, -1)), axis=1)
+    if not attrs.get("normalize", True):
+        return total / nll.dtype.type(max(n, 1))
+    # the divisor made from the labels by ops, as for sigmoid_cross_entropy: a count read
+    # from their values would be frozen into a static plan and wrong for other labels
+    counted = F.sum(F.reshape(_counted(t, attrs.get("ignore_label", -1), nll.dtype),
+                              (batch, -1)), axis=1)
+    return total / F.maximum(counted, np.ones(batch, nll.dtype))
 
 
 def _sigmoid_cross_entropy(call, args, flags, batch, attrs):

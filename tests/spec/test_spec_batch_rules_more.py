@@ -229,3 +229,39 @@ def test_a_mask_the_layer_refuses_is_refused_batched_too(x, mask, batching):
         errors.append((info.value.line, info.value.col, info.value.message))
     assert errors[0] == errors[1]
     assert errors[0][:2] == (8, 5)  # the attention step
+
+
+SOFTMAX = """graphtool: 1
+name: softmax_loss
+seed: 0
+inputs:
+  x: {random: normal, shape: [6, 4], examples: 5}
+  t: {random: randint, low: -1, high: 3, shape: [6], examples: 5}
+graph:
+  - {op: linear, out_size: 3, name: score, to: logits}
+loss: {op: softmax_cross_entropy, from: [logits, t]ATTRS}
+outputs: [logits]
+"""
+
+
+@pytest.mark.parametrize("attrs", ["", ", normalize: false", ", ignore_label: 0"])
+def test_a_static_plan_counts_the_softmax_labels_it_replays(attrs):
+    """softmax_cross_entropy divides each example's loss by its own count of kept labels; a
+    plan traced from some labels, replayed for others (other ignored positions, the same
+    shapes), divides by theirs (a count read from the traced labels' values was frozen in)."""
+    text = SOFTMAX.replace("ATTRS", attrs)
+    if "ignore_label: 0" in attrs:  # labels 0..2, 0 ignored (-1 would be out of range)
+        text = text.replace("low: -1", "low: 0")
+    spec = load_spec_text(text, "s.yaml")
+    first, other = (float64_inputs(make_inputs(spec.inputs, seed)) for seed in (0, 1))
+    reference, reference_grads = run_mode(spec, other, "off", False)
+    with using_config("dtype", np.float64):
+        model = build_model(spec)
+        runner = StaticSpecRunner(spec, model)
+        for _ in range(3):
+            runner.run(first)
+        result = runner.run(other)
+        grads = {name: np.array(p.grad) for name, p in model.namedparams()
+                 if p.grad is not None}
+    assert result.batching["applied"], result.batching
+    same_as_reference(result, grads, reference, reference_grads)
