@@ -166,10 +166,9 @@ def test_an_example_whose_labels_are_all_ignored_divides_by_one(static):
         _same_in_every_mode(spec, inputs, static)
 
 
-def test_a_static_plan_counts_the_labels_it_replays():
-    """The divisor is made from the labels by ops in the plan: a plan traced from some
-    labels, replayed for others of the same shapes, divides by the new count."""
-    spec = load_spec_text(SIGMOID.replace("TARGETS", OWN_TARGETS).replace("ATTRS", ""), "n.yaml")
+def _replayed_for_other_labels(spec) -> None:
+    """A static plan traced from one draw of the inputs, replayed for another of the same
+    shapes (other labels), equals one example at a time on the second draw."""
     first, other = (float64_inputs(make_inputs(spec.inputs, seed)) for seed in (0, 1))
     reference, reference_grads = run_mode(spec, other, "off", False)
     with using_config("dtype", np.float64):
@@ -182,6 +181,13 @@ def test_a_static_plan_counts_the_labels_it_replays():
                  if p.grad is not None}
     assert result.batching["applied"], result.batching
     same_as_reference(result, grads, reference, reference_grads)
+
+
+def test_a_static_plan_counts_the_labels_it_replays():
+    """The divisor is made from the labels by ops in the plan: a plan traced from some
+    labels, replayed for others of the same shapes, divides by the new count."""
+    spec = load_spec_text(SIGMOID.replace("TARGETS", OWN_TARGETS).replace("ATTRS", ""), "n.yaml")
+    _replayed_for_other_labels(spec)
 
 
 def test_an_ignore_label_beyond_int64_runs_one_example_at_a_time():
@@ -253,15 +259,4 @@ def test_a_static_plan_counts_the_softmax_labels_it_replays(attrs):
     if "ignore_label: 0" in attrs:  # labels 0..2, 0 ignored (-1 would be out of range)
         text = text.replace("low: -1", "low: 0")
     spec = load_spec_text(text, "s.yaml")
-    first, other = (float64_inputs(make_inputs(spec.inputs, seed)) for seed in (0, 1))
-    reference, reference_grads = run_mode(spec, other, "off", False)
-    with using_config("dtype", np.float64):
-        model = build_model(spec)
-        runner = StaticSpecRunner(spec, model)
-        for _ in range(3):
-            runner.run(first)
-        result = runner.run(other)
-        grads = {name: np.array(p.grad) for name, p in model.namedparams()
-                 if p.grad is not None}
-    assert result.batching["applied"], result.batching
-    same_as_reference(result, grads, reference, reference_grads)
+    _replayed_for_other_labels(spec)
