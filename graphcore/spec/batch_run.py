@@ -23,7 +23,7 @@ from graphcore.config import config
 from graphcore.plugins import PluginError
 from graphcore.spec import interpreter
 from graphcore.spec import predicate as pred
-from graphcore.spec.batch_predicate import evaluator, outcomes
+from graphcore.spec.batch_predicate import evaluator
 from graphcore.spec.batch_rules import NotBatchable, Unbatchable, apply_rule, rule_for
 from graphcore.spec.batch_split import can_partition, partitioned_if
 from graphcore.spec.interpreter import PREDICATE_HOOKS, PathEntry, _PredicateScope
@@ -66,11 +66,15 @@ class BatchedPredicate:
     def name_refs(self):
         return self.predicate.name_refs()
 
-    def evaluate_bool(self, env: Mapping[str, object]) -> bool:
+    def outcomes(self, env: Mapping[str, object]) -> np.ndarray:
+        """Each example's outcome (a predicate error: the per-example run locates it)."""
         try:
-            found = self._evaluate(env, self.batch)
+            return self._evaluate(env, self.batch)
         except pred.PredicateError as e:
             raise Fallback(str(e)) from None
+
+    def evaluate_bool(self, env: Mapping[str, object]) -> bool:
+        found = self.outcomes(env)
         if not (found == found[0]).all():
             raise Split(found)
         return bool(found[0])
@@ -86,10 +90,7 @@ class BatchedIfPredicate(BatchedPredicate):
     with a partition (or a new trace) take it."""
 
     def evaluate_bool(self, env: Mapping[str, object]) -> bool | None:
-        try:
-            found = self._evaluate(env, self.batch)
-        except pred.PredicateError as e:
-            raise Fallback(str(e)) from None
+        found = self.outcomes(env)
         if not (found == found[0]).all():
             return None
         return bool(found[0])
@@ -220,22 +221,15 @@ class BatchRun(interpreter._Run):
         if not batched:
             return super().if_(step, suffix)
         scope = _PredicateScope(self.env, self.spec.params, self.loops)
-        try:
-            found = outcomes(step.predicate, scope, batched, self.batch)
-        except pred.PredicateError as e:
-            raise Fallback(str(e)) from None
+        wrapped = BatchedIfPredicate(step.predicate, batched, self.batch)
+        found = wrapped.outcomes(scope)
         if found.all() or not found.any():
             taken = bool(found[0])
-            if PREDICATE_HOOKS:  # static mode's tracer: a guard
-                wrapped = BatchedIfPredicate(step.predicate, batched, self.batch)
-                for hook in PREDICATE_HOOKS:
-                    hook(wrapped, step.predicate_loc, scope, taken)
-            self.path.append(PathEntry("if", step.loc, {
-                "branch": "then" if taken else "else", "predicate": str(step.predicate),
-                "at_load": False}))
-            self.steps(step.then if taken else step.otherwise, suffix)
-            return None
-        partitioned_if(self, step, suffix, scope, batched, found)
+            for hook in PREDICATE_HOOKS:  # static mode's tracer: a guard
+                hook(wrapped, step.predicate_loc, scope, taken)
+            self.branch(step, taken, suffix)
+        else:
+            partitioned_if(self, step, suffix, scope, batched, found)
         return None
 
     def predicate(self, predicate: pred.Predicate, loc) -> bool:

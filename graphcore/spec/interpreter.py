@@ -323,6 +323,10 @@ class _Run:
         taken = step.resolved
         if taken is None:
             taken = self.predicate(step.predicate, step.predicate_loc)
+        self.branch(step, taken, suffix)
+
+    def branch(self, step: IfStep, taken: bool, suffix: str) -> None:
+        """Record the branch an ``if`` took and run it."""
         self.path.append(PathEntry("if", step.loc, {
             "branch": "then" if taken else "else", "predicate": str(step.predicate),
             "at_load": step.resolved is not None}))

@@ -104,8 +104,7 @@ def _group_dynamic(runner, env: dict[str, Any], batched: set[str], batch: int,
 def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         mode: str) -> RunResult:
     """``StaticSpecRunner.run`` for inputs with per-example runs."""
-    if mode not in batcher.MODES:
-        batcher.check_mode("StaticSpecRunner.run", mode)
+    batcher.check_mode("StaticSpecRunner.run", mode)
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
     info.reason = batcher.why_not(spec, inputs, model, mode)
@@ -138,12 +137,9 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 info: batcher.BatchingInfo) -> RunResult:
     spec = runner.spec
     runner.model.cleargrads()
-    shared = {k: v for k, v in inputs.items() if not isinstance(v, list)}
-    for k, v in shared.items():
-        if type(v) is not np.ndarray:
-            shared[k] = np.asarray(v)
+    shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
     groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
-    n = len(groups[0].index) if len(groups) == 1 else sum(len(g.index) for g in groups)
+    n = sum(len(g.index) for g in groups)
     results = GroupResults(spec, n, _same, copy_loss_args=True)
     grads: dict[str, np.ndarray] = {}
     owners: dict[str, Any] = {}  # parameter name -> the Parameter its gradient goes to
