@@ -36,7 +36,7 @@ class PathEntry:
         return {"kind": self.kind, "at": str(self.loc), **self.detail}
 
 
-@dataclass
+@dataclass(init=False)
 class RunResult:
     """What one run produced. With sequence inputs (``lengths``) the graph ran once per
     example: ``outputs`` then hold the last example's values and ``example_outputs`` all.
@@ -53,6 +53,20 @@ class RunResult:
     # The arrays the loss step took, one tuple per example (metrics compare them).
     loss_inputs: list[tuple[Any, ...]] = field(default_factory=list)
     batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
+
+    def __init__(self, outputs: dict[str, Any], loss: float | None, path: list[PathEntry],
+                 timing_ms: dict[str, float], examples: int = 1,
+                 example_outputs: list[dict[str, Any]] | None = None,
+                 loss_variable: Variable | None = None,
+                 loss_inputs: list[tuple[Any, ...]] | None = None,
+                 batching: dict[str, Any] | None = None) -> None:
+        # Written into __dict__ at once: the generated __init__ went through the lazy fields'
+        # setters one by one, a measurable share of a small spec's whole run.
+        self.__dict__.update(
+            outputs=outputs, loss=loss, path=path, timing_ms=timing_ms, examples=examples,
+            example_outputs=[] if example_outputs is None else example_outputs,
+            loss_variable=loss_variable, loss_inputs=[] if loss_inputs is None else loss_inputs,
+            batching=batching)
 
 
 lazy_fields(RunResult, "outputs", "loss", "path", "example_outputs", "loss_inputs", "batching")

@@ -4,17 +4,30 @@
 the step is a layer), its arity, and whether its result can outgrow its inputs (so the size
 check runs only where it can refuse something); and, for the whole spec, whether running it
 draws from numpy's global generator (``dropout``, a recurrent or attention layer with
-dropout, a plugin op). The plan is cached on the ``Spec`` object: a spec is not changed after
+dropout, a plugin op). Each list of steps (the graph, a branch, a loop body, the loss) also
+gets a *program*: per step, what the interpreter's lean loop needs to run a plain op step
+without its general checks (``Instruction``), or ``None`` fields for steps that take the
+general path. The plan is cached on the ``Spec`` object: a spec is not changed after
 loading (``dataclasses.replace`` makes a new one, which gets its own plan).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from graphcore.registry import get_op
 from graphcore.spec.layers import LAYERS
-from graphcore.spec.model import OpStep, Spec, walk_steps
+from graphcore.spec.model import (
+    ForEachStep,
+    IfStep,
+    OpStep,
+    RepeatStep,
+    Spec,
+    Step,
+    WhileStep,
+    walk_steps,
+)
 
 # Built-in op modules whose ops draw random numbers; a plugin op (any other module) may too.
 _RANDOM_MODULES = ("graphcore.ops.noise", "graphcore.ops.probabilistic",
@@ -43,11 +56,31 @@ class OpPlan:
     only_input: str | None = None  # the input's name, for a step with one whole input
 
 
+class Instruction(NamedTuple):
+    """One step of a program. ``source`` is None for a step that takes the general path
+    (control flow, several inputs, a part of a value, dropout, a size check that needs every
+    input); otherwise the step is one op on one whole input, run by the lean loop."""
+
+    step: Step
+    source: str | None = None  # the input's name
+    layer: str | None = None  # the layer scope (the suffix of a loop body is added)
+    op_class: type | None = None
+    attrs: dict[str, Any] | None = None
+    to: str | None = None
+    # The input may hold at most this many elements (a larger one takes the general path,
+    # which refuses it); None: the step cannot outgrow its one input.
+    size_limit: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class SpecPlan:
     ops: dict[int, OpPlan]  # by id() of the OpStep, which the Spec keeps alive
     draws_randomness: bool
     batch_dims: bool  # some input names its leading axis (the path records its size)
+    # Per list of steps, by id() of the list (the Spec keeps it alive): its program.
+    programs: dict[int, tuple[Instruction, ...]]
+    loss_steps: list[Step]  # [spec.loss] (or empty): the loss step as a list with a program
+    first_input: str | None  # ``_`` starts as this input
 
 
 def plan_of(spec: Spec) -> SpecPlan:
@@ -80,4 +113,34 @@ def _make_plan(spec: Spec) -> SpecPlan:
                                    only)
             random = random or module in _RANDOM_MODULES or not module.startswith(
                 "graphcore.ops.")
-    return SpecPlan(ops, random, any(i.batch_dim is not None for i in spec.inputs.values()))
+    loss_steps = [spec.loss] if spec.loss is not None else []
+    programs = {id(steps): tuple(_instruction(step, ops, spec.max_elements) for step in steps)
+                for steps in (spec.graph, loss_steps, *_step_lists(spec.graph))}
+    return SpecPlan(ops, random, any(i.batch_dim is not None for i in spec.inputs.values()),
+                    programs, loss_steps, next(iter(spec.inputs), None))
+
+
+def _step_lists(steps: list[Step]):
+    """Every branch and loop body under ``steps``."""
+    for step in walk_steps(steps):
+        if isinstance(step, IfStep):
+            yield step.then
+            yield step.otherwise
+        elif isinstance(step, RepeatStep | WhileStep | ForEachStep):
+            yield step.body
+
+
+def _instruction(step: Step, ops: dict[int, OpPlan], max_elements: int) -> Instruction:
+    """The lean loop's form of ``step``, where it has one (see ``Instruction``)."""
+    plan = ops.get(id(step))
+    if plan is None or plan.only_input is None or plan.arity not in (None, 1) \
+            or step.op == "dropout":  # dropout is the identity in evaluation mode
+        return Instruction(step)
+    if plan.check_sizes_from == 0:
+        if plan.growth is None:
+            return Instruction(step)
+        limit = max_elements // plan.growth  # size * growth > max_elements, in integers
+    else:
+        limit = None  # elementwise with one input, or a layer oversized cannot plan
+    return Instruction(step, plan.only_input, step.name if plan.op_class is None else None,
+                       plan.op_class, step.attrs, step.to, limit)

@@ -90,3 +90,68 @@ def test_a_run_silences_float_warnings_only_while_it_runs():
         assert np.isnan(result.outputs["_"].array).any()
         with pytest.raises(FloatingPointError):
             np.log(np.float32(-1.0))
+
+
+# --- the lean loop (plain op steps run from the plan's programs) ------------------------------
+LEAN_KINDS = HEAD + """graph:
+  - {op: linear, out_size: 6, name: l1}
+  - {op: split_axis, indices_or_sections: 2, axis: 1, to: halves}
+  - {op: add, from: ["halves[0]", "halves[1]"]}
+  - {op: leaky_relu, slope: 0.1}
+  - repeat: 2
+    unroll: true
+    body:
+      - {op: linear, out_size: 3, name: r}
+      - tanh
+  - {op: dropout, ratio: 0.0}
+  - {op: linear, out_size: 2, name: l2, to: y}
+loss: {op: sum, from: y}
+outputs: [y, _]
+"""
+
+
+def test_the_lean_loop_and_the_general_path_agree():
+    """Every kind of step (a layer, an op with attributes, a value of several arrays and its
+    parts, an unrolled loop body's own layers, dropout, the loss) gives the same values and
+    gradients through the lean loop (run_spec) as through the general path (a recording run)."""
+    from graphcore.spec.interpreter import _Run
+
+    spec, model, inputs = _ready(LEAN_KINDS)
+    lean = run_spec(spec, model, inputs)
+    lean_grads = {name: p.grad.copy() for name, p in model.namedparams()}
+    model.cleargrads()
+    run = _Run(spec, model, inputs, [])
+    assert run.programs is None  # a recording run takes the general path
+    outputs, loss = run.forward()
+    loss.backward()
+    assert lean.loss == pytest.approx(float(loss.array))
+    for name in ("y", "_"):
+        np.testing.assert_array_equal(lean.outputs[name].array, outputs[name].array)
+    for name, p in model.namedparams():
+        np.testing.assert_array_equal(lean_grads[name], p.grad)
+    assert len(lean_grads) == 8  # l1, r_0, r_1, l2: each W and b got its gradient
+
+
+def test_the_program_sends_steps_it_cannot_settle_to_the_general_path():
+    spec, _, _ = _ready(LEAN_KINDS)
+    plan = plan_of(spec)
+    lean = [ins.source is not None for ins in plan.programs[id(spec.graph)]]
+    # linear, split_axis, add (two inputs), leaky_relu, repeat, dropout, linear
+    assert lean == [True, True, False, True, False, False, True]
+    body = spec.graph[4].body
+    assert [ins.layer for ins in plan.programs[id(body)]] == ["r", None]
+    assert [ins.source for ins in plan.programs[id(plan.loss_steps)]] == ["y"]
+
+
+def test_the_lean_loop_refuses_a_layer_input_over_the_size_limit_at_its_step():
+    """The size limit of a linear layer is settled per run from its input's size: a larger
+    input than the spec declared is refused before numpy allocates, at the layer's line."""
+    from graphcore.errors import SpecError
+
+    spec = load_spec_text(DETERMINISTIC, "t.yaml", max_elements=100)
+    model = build_model(spec)
+    run_spec(spec, model, {"x": np.ones((3, 4), np.float32)})  # 15 elements: fine
+    with pytest.raises(SpecError) as caught:
+        run_spec(spec, model, {"x": np.ones((30, 4), np.float32)})  # 150 > 100
+    assert "t.yaml:6:5" in str(caught.value)
+    assert "over the limit of 100" in str(caught.value)
