@@ -28,7 +28,9 @@ from graphcore.spec.batch_run import BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.lazy_fields import Deferred
+from graphcore.spec.stacked_examples import stacked_rows
 from graphcore.spec.step_plan import plan_of
+from graphcore.static.guards import GuardMiss
 from graphcore.static.spec_mode import accumulate_grad
 from graphcore.variable import Variable
 
@@ -105,6 +107,11 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         mode: str) -> RunResult:
     """``StaticSpecRunner.run`` for inputs with per-example runs."""
     batcher.check_mode("StaticSpecRunner.run", mode)
+    again = runner.__dict__.get(_WHOLE_KEY)
+    if again is not None:
+        result = again.replay(runner, inputs, backward, mode)
+        if result is not None:
+            return result
     spec, model = runner.spec, runner.model
     info = batcher.BatchingInfo(mode)
     info.reason = batcher.why_not(spec, inputs, model, mode)
@@ -137,6 +144,7 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                 info: batcher.BatchingInfo) -> RunResult:
     spec = runner.spec
     runner.model.cleargrads()
+    runner.__dict__.pop(_WHOLE_KEY, None)
     shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
     groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
     n = sum(len(g.index) for g in groups)
@@ -197,23 +205,103 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
                         accumulate_grad(grads, name, buf, n)
         info.groups += 1
         info.group_sizes.append(batch)
-        # plan buffers are overwritten by the next replay: one copy per group, read lazily
-        outputs = {name: (np.array(values[k]), meta["flags"][name], meta["padded"][name])
-                   for name, k in keys["outputs"]}
-        loss_args = None
-        if "loss_in:0" in values:
-            flags = meta.get("loss_flags", [False, False])
-            loss_args = [(np.array(values[k]), flags[j]) for j, k in enumerate(LOSS_ARGS)
-                         if k in values]
-        orders = [np.array(values[k]) for k in keys["splits"]]
-        info.partitions += len(orders)
-        results.add(group, taken, outputs, loss_args, values.get("losses"), orders)
+        _add_group(results, info, group, taken, meta, keys, values)
+        if whole and variant is not None and not shared and info.splits == 0:
+            _WholeCall.remember(runner, inputs, group, env, key, variant, backward, info)
     for name, g in grads.items():
         owners[name]._grad = g
     info.applied = True
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
     return results.result(bound_dims(spec, inputs), timing)
+
+
+def _add_group(results: GroupResults, info: batcher.BatchingInfo, group: batcher.Group,
+               taken: list[PathEntry], meta: dict[str, Any], keys: dict[str, list],
+               values: dict[str, Any]) -> None:
+    """A finished group's outputs, loss arguments and row orders into ``results``."""
+    # plan buffers are overwritten by the next replay: one copy per group, read lazily
+    outputs = {name: (np.array(values[k]), meta["flags"][name], meta["padded"][name])
+               for name, k in keys["outputs"]}
+    loss_args = None
+    if "loss_in:0" in values:
+        flags = meta.get("loss_flags", [False, False])
+        loss_args = [(np.array(values[k]), flags[j]) for j, k in enumerate(LOSS_ARGS)
+                     if k in values]
+    orders = [np.array(values[k]) for k in keys["splits"]]
+    info.partitions += len(orders)
+    results.add(group, taken, outputs, loss_args, values.get("losses"), orders)
+
+
+_WHOLE_KEY = "_graphcore_whole_call"
+
+
+class _WholeCall:
+    """A call whose examples all ran as one group, replaying a cached plan, from per-example
+    lists made as the rows of one array each (``stacked_examples``). A later call with the
+    same lists, still holding those rows, the same flags and that plan still cached replays
+    it at once, without forming groups again (on a small spec that Python is a quarter of the
+    call); anything else, or a guard that stops the replay, takes the general path."""
+
+    __slots__ = ("lists", "group", "env", "key", "variant", "backward", "train", "mode",
+                 "steps")
+
+    @classmethod
+    def remember(cls, runner, inputs: Mapping[str, Any], group: batcher.Group,
+                 env: dict[str, Any], key: tuple, variant, backward: bool,
+                 info: batcher.BatchingInfo) -> None:
+        if plan_of(runner.spec).draws_randomness or any(
+                stacked_rows(inputs[name]) is not array for name, array in group.arrays.items()):
+            return
+        whole = cls()
+        whole.lists = {name: inputs[name] for name in group.arrays}
+        whole.group, whole.env, whole.key, whole.variant = group, env, key, variant
+        whole.backward, whole.train, whole.mode, whole.steps = \
+            backward, config.train, info.mode, info.steps
+        runner.__dict__[_WHOLE_KEY] = whole
+
+    def replay(self, runner, inputs: Mapping[str, Any], backward: bool, mode: str
+               ) -> RunResult | None:
+        if mode != self.mode or backward != self.backward or config.train != self.train \
+                or len(inputs) != len(self.lists):
+            return None
+        for name, rows in self.lists.items():
+            if inputs.get(name) is not rows or stacked_rows(rows) is not self.group.arrays[name]:
+                return None
+        variants = runner.cache.get(self.key)
+        if not variants or variants[0] is not self.variant:
+            return None
+        runner.model.cleargrads()
+        variant, plan = self.variant, self.variant.plan
+        start = time.perf_counter()
+        try:
+            values = plan.run(self.env, backward=False)
+        except GuardMiss:
+            runner.__dict__.pop(_WHOLE_KEY, None)
+            return None  # the general path replays (or traces) what this call needs
+        forward_s = time.perf_counter() - start
+        runner.stats.hits += 1
+        runner.last = variant
+        runner.cache.move_to_end(self.key)
+        backward_s = 0.0
+        if backward and plan.backward_steps:
+            start = time.perf_counter()
+            plan.run_backward()
+            backward_s = time.perf_counter() - start
+            owners = plan.params
+            for name, g in plan.grad_outputs:  # the plan's mean: its buffers, lent
+                owners[name]._grad = g
+        n = len(self.group.index)
+        info = batcher.BatchingInfo(self.mode, applied=True, groups=1, group_sizes=[n],
+                                    steps=self.steps)
+        results = GroupResults(runner.spec, n, _same, copy_loss_args=True)
+        _add_group(results, info, self.group, variant.path, variant.meta, variant.value_keys,
+                   values)
+        timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
+                  "total": (forward_s + backward_s) * 1e3}
+        result = results.result(bound_dims(runner.spec, inputs), timing)
+        result.batching = Deferred(info.to_dict)
+        return result
 
 
 def _same(value: Any) -> Any:

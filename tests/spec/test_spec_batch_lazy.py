@@ -134,11 +134,19 @@ def test_stacked_rows_only_while_the_list_holds_its_rows_unchanged():
     edits = [lambda r: r.append(np.zeros(3)), lambda r: r.reverse(),
              lambda r: r.__setitem__(2, np.zeros(3)), lambda r: r.pop(),
              lambda r: setattr(r[0], "shape", (3, 1)),
-             lambda r: setattr(r[3], "dtype", np.int64)]  # same item size, same shape
+             lambda r: setattr(r[3], "dtype", np.int64),  # same item size, same shape
+             lambda r: r.__setitem__(1, r[1].copy()),  # equal values, another array
+             lambda r: r.__setitem__(1, list(r[1])), lambda r: r.__setitem__(0, None),
+             lambda r: r.__setitem__(0, np.zeros((0, 3)))]
     for edit in edits:
         edited = StackedExamples(np.arange(12.0).reshape(4, 3))
         edit(edited)
         assert stacked_rows(edited) is None
+    # rows of one element: an equal copy compares equal, so identity is checked one by one
+    ones = StackedExamples(np.arange(4.0).reshape(4, 1))
+    assert stacked_rows(ones) is ones.stacked
+    ones[2] = ones[2].copy()
+    assert stacked_rows(ones) is None
     # a row's shape changed in place keeping its size, for rows of one, two, three axes
     # (and two with an empty first): every change is seen, whatever is read to see it
     for shape, new in (((4, 6), (2, 3)), ((4, 2, 6), (6, 2)), ((4, 2, 6), (2, 3, 2)),
