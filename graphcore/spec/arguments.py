@@ -32,32 +32,21 @@ _DTYPE = operator.attrgetter("dtype")
 _SpecModel = None  # graphcore.spec.interpreter.SpecModel, imported on first use
 
 
-def _spec_model_class() -> type:
+def check_model(api: str, model: Any) -> None:
     global _SpecModel
     if _SpecModel is None:
         from graphcore.spec.interpreter import SpecModel  # the interpreter imports this module
 
         _SpecModel = SpecModel
-    return _SpecModel
-
-
-def check_model(api: str, model: Any) -> None:
-    if not isinstance(model, _spec_model_class()):
+    if not isinstance(model, _SpecModel):
         raise ArgumentTypeError(f"{api}: model must be a SpecModel (from build_model), got "
                                 f"{type(model).__name__}")
 
 
-def plain_call(spec: Any, model: Any, inputs: Any) -> bool:
-    """True for the common call, which the checks above would pass: a loaded ``Spec``, a
-    ``SpecModel`` and a dict of exactly the spec's inputs, each a numeric array (no
-    per-example lists). One pass instead of the three checks: on a small spec they cost as
-    much as an op. Anything else is for ``check_spec``/``check_model``/``check_inputs``."""
-    return type(spec) is Spec and isinstance(model, _spec_model_class()) \
-        and _plain_inputs(spec, inputs)
-
-
-def _plain_inputs(spec: Spec, inputs: Any) -> bool:
-    """``inputs`` is a dict of exactly the spec's inputs, each a numeric array."""
+def plain_inputs(spec: Spec, inputs: Any) -> bool:
+    """``inputs`` is a dict of exactly the spec's inputs, each a numeric array: the common
+    call, which ``check_inputs`` passes, told in one pass (on a small spec the three argument
+    checks cost as much as an op)."""
     if type(inputs) is not dict or len(inputs) != len(spec.inputs):
         return False
     declared = spec.inputs
@@ -71,7 +60,7 @@ def _plain_inputs(spec: Spec, inputs: Any) -> bool:
 def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
     """``inputs`` maps exactly the spec's inputs to numeric arrays (lists of them, one per
     example, for sequence inputs)."""
-    if _plain_inputs(spec, inputs):
+    if plain_inputs(spec, inputs):
         return  # the common case
     if not isinstance(inputs, Mapping):
         raise ArgumentTypeError(f"{api}: inputs must map input names to arrays, got "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from graphcore import errors
-from graphcore.spec.arguments import check_inputs, check_model, check_spec, plain_call
+from graphcore.spec.arguments import check_inputs, check_model, check_spec, plain_inputs
 from graphcore.spec.float_errors import (
     ignore_float_errors,
     ignoring_float_errors,
@@ -51,8 +51,8 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     when it has a loss and ``backward`` is set, backward; gradients land in ``model``'s
     parameters (cleared first). Failures raise ``SpecRuntimeError`` at the failing step.
     Per-example runs are batched (``batching``: auto, pad or off; ``spec.batching``)."""
-    if plain_call(spec, model, inputs):  # arrays only: checked, and one pass
-        return _run_one(spec, model, inputs, backward, seed)
+    if type(spec) is Spec and isinstance(model, SpecModel) and plain_inputs(spec, inputs):
+        return _run_one(spec, model, inputs, backward, seed)  # checked: arrays only
     check_spec("run_spec", spec)
     check_model("run_spec", model)
     check_inputs("run_spec", spec, inputs)

@@ -9,6 +9,8 @@ each side runs as its own group. The plan returns the examples' losses and their
 backward gives the group's gradients, scaled by ``1 / examples`` as one-at-a-time runs
 accumulate them. A group the full cache cannot hold runs batched define-by-run (never
 traced), so a cache too small for a spec's paths never makes it slower than define-by-run.
+A call repeating the last one's single whole group (the same stacked example lists) replays
+its plan without forming groups again (``_WholeCall``).
 """
 
 from __future__ import annotations
