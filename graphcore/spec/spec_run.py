@@ -101,10 +101,16 @@ class _Run:
 
     def forward_unguarded(self) -> tuple[dict[str, Any], Variable | None]:
         """``forward`` for a caller that has already silenced numpy's floating warnings."""
+        straight = self.plan.straight if self.programs is not None else None
+        if straight is not None:  # op steps only: the graph and the loss in one lean pass
+            first = self.env.get(PREVIOUS)
+            self.steps(straight, "")
+            # every op step adds one entry to ``produced``: the one before the loss's is the
+            # graph's last value
+            last = self.produced[-2][1] if len(straight) > 1 else first
+            return self._outputs(last), self._checked_loss(self.env[PREVIOUS])
         self.steps(self.spec.graph, "")
-        return self._finish(self.env.get(PREVIOUS))
-
-    def _finish(self, last: Any) -> tuple[dict[str, Any], Variable | None]:
+        last = self.env.get(PREVIOUS)
         loss = None
         if self.spec.loss is not None:
             if self.programs is None:
@@ -112,18 +118,25 @@ class _Run:
             else:
                 self.steps(self.plan.loss_steps, "")
                 loss = self.env[PREVIOUS]
-            if not isinstance(loss, Variable) or loss._array.size != 1:
-                shape = getattr(loss, "shape", None)
-                raise self.failure(self.spec.loss.loc, f"the loss must be one value, got an "
-                                   f"array of shape {shape}")
-            if not math.isfinite(loss._array.item()):
-                raise self.nonfinite_loss()
-        # `_` in outputs is the graph's last value, before the loss step
+            loss = self._checked_loss(loss)
+        return self._outputs(last), loss
+
+    def _checked_loss(self, loss: Any) -> Variable:
+        if not isinstance(loss, Variable) or loss._array.size != 1:
+            shape = getattr(loss, "shape", None)
+            raise self.failure(self.spec.loss.loc, f"the loss must be one value, got an "
+                               f"array of shape {shape}")
+        if not math.isfinite(loss._array.item()):
+            raise self.nonfinite_loss()
+        return loss
+
+    def _outputs(self, last: Any) -> dict[str, Any]:
+        """The spec's outputs; ``_`` is the graph's last value, before the loss step."""
         env = self.env
         outputs = {}
         for name in self.spec.outputs:
             outputs[name] = last if name == PREVIOUS else env[name]
-        return outputs, loss
+        return outputs
 
     # --- steps ------------------------------------------------------------------------------
     def steps(self, steps: list[Step], suffix: str) -> None:
@@ -136,14 +149,18 @@ class _Run:
         # its general checks (each was settled when the program was made). A step it cannot
         # settle here (a tuple value, an input over the size limit) goes through ``op``.
         env, model, produced = self.env, self.model, self.produced
+        args = None  # the last step's inputs, when the lean loop ran it
         for step, source, layer, op_class, attrs, to, limit in program:
             if source is None:
                 self.step(step, suffix)
+                args = None
                 continue
             value = env[source]
-            if type(value) is tuple or (limit is not None
-                                        and getattr(value, "size", 0) > limit):
+            if type(value) is tuple or limit is not None and (
+                    value._array.size if type(value) is Variable
+                    else getattr(value, "size", 0)) > limit:
                 self.op(step, suffix)
+                args = None
                 continue
             args = [value]
             try:
@@ -157,8 +174,9 @@ class _Run:
             env[PREVIOUS] = result
             if to:
                 env[to] = result
-            self.last_args = args
             produced.append((step, result))
+        if args is not None:
+            self.last_args = args  # the loss is the last op: its inputs feed the metrics
 
     def step(self, step: Step, suffix: str) -> None:
         if type(step) is OpStep:

@@ -81,6 +81,9 @@ class SpecPlan:
     programs: dict[int, tuple[Instruction, ...]]
     loss_steps: list[Step]  # [spec.loss] (or empty): the loss step as a list with a program
     first_input: str | None  # ``_`` starts as this input
+    # The graph and the loss as one list with a program, for a spec with a loss whose graph
+    # is op steps only (no control flow): one pass of the lean loop runs it all.
+    straight: list[Step] | None
 
 
 def plan_of(spec: Spec) -> SpecPlan:
@@ -114,10 +117,14 @@ def _make_plan(spec: Spec) -> SpecPlan:
             random = random or module in _RANDOM_MODULES or not module.startswith(
                 "graphcore.ops.")
     loss_steps = [spec.loss] if spec.loss is not None else []
+    straight = [*spec.graph, spec.loss] if spec.loss is not None and all(
+        isinstance(step, OpStep) for step in spec.graph) else None
+    lists = [spec.graph, loss_steps, *_step_lists(spec.graph)] + ([straight] if straight else [])
+    # keyed by id(): every list here lives as long as the spec (or this plan) does
     programs = {id(steps): tuple(_instruction(step, ops, spec.max_elements) for step in steps)
-                for steps in (spec.graph, loss_steps, *_step_lists(spec.graph))}
+                for steps in lists}
     return SpecPlan(ops, random, any(i.batch_dim is not None for i in spec.inputs.values()),
-                    programs, loss_steps, next(iter(spec.inputs), None))
+                    programs, loss_steps, next(iter(spec.inputs), None), straight)
 
 
 def _step_lists(steps: list[Step]):

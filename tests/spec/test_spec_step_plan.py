@@ -110,13 +110,29 @@ outputs: [y, _]
 """
 
 
-def test_the_lean_loop_and_the_general_path_agree():
+STRAIGHT = HEAD + """graph:
+  - {op: linear, out_size: 6, name: l1}
+  - {op: split_axis, indices_or_sections: 2, axis: 1, to: halves}
+  - {op: add, from: ["halves[0]", "halves[1]"], to: y}
+  - {op: dropout, ratio: 0.0}
+  - tanh
+loss: {op: sum, from: y}
+outputs: [y, _]
+"""
+ONE_OP = HEAD + "graph: [tanh]\nloss: sum\noutputs: [_, x]\n"
+
+
+@pytest.mark.parametrize("text", [LEAN_KINDS, STRAIGHT, ONE_OP],
+                         ids=["control flow", "op steps only", "one op"])
+def test_the_lean_loop_and_the_general_path_agree(text):
     """Every kind of step (a layer, an op with attributes, a value of several arrays and its
     parts, an unrolled loop body's own layers, dropout, the loss) gives the same values and
-    gradients through the lean loop (run_spec) as through the general path (a recording run)."""
+    gradients through the lean loop (run_spec) as through the general path (a recording run);
+    a graph of op steps only runs with its loss in one pass, ``_`` still the graph's last."""
     from graphcore.spec.interpreter import _Run
 
-    spec, model, inputs = _ready(LEAN_KINDS)
+    spec, model, inputs = _ready(text)
+    assert (plan_of(spec).straight is not None) == (text is not LEAN_KINDS)
     lean = run_spec(spec, model, inputs)
     lean_grads = {name: p.grad.copy() for name, p in model.namedparams()}
     model.cleargrads()
@@ -125,11 +141,16 @@ def test_the_lean_loop_and_the_general_path_agree():
     outputs, loss = run.forward()
     loss.backward()
     assert lean.loss == pytest.approx(float(loss.array))
-    for name in ("y", "_"):
-        np.testing.assert_array_equal(lean.outputs[name].array, outputs[name].array)
+    assert lean.outputs.keys() == outputs.keys()
+    for name in outputs:
+        np.testing.assert_array_equal(np.asarray(getattr(lean.outputs[name], "array",
+                                                         lean.outputs[name])),
+                                      np.asarray(getattr(outputs[name], "array",
+                                                         outputs[name])))
     for name, p in model.namedparams():
         np.testing.assert_array_equal(lean_grads[name], p.grad)
-    assert len(lean_grads) == 8  # l1, r_0, r_1, l2: each W and b got its gradient
+    # l1, r_0, r_1, l2 (control flow) or l1 (op steps only): each W and b got its gradient
+    assert len(lean_grads) == {LEAN_KINDS: 8, STRAIGHT: 2, ONE_OP: 0}[text]
 
 
 def test_the_program_sends_steps_it_cannot_settle_to_the_general_path():
