@@ -8,9 +8,6 @@ cost. Where numpy's internals differ (another numpy version) ``np.errstate`` is 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 import numpy as np
 
 try:
@@ -21,35 +18,10 @@ except (ImportError, TypeError, AttributeError):  # pragma: no cover - other num
     _extobj_contextvar = None
 
 
-class _Ignoring:
-    """A reusable context manager: floating errors ignored inside (as ``np.errstate``)."""
-
-    __slots__ = ("tokens",)
-
-    def __init__(self) -> None:
-        self.tokens: list = []
-
-    def __enter__(self) -> None:
-        self.tokens.append(_extobj_contextvar.set(_IGNORE))
-
-    def __exit__(self, *exc) -> None:
-        _extobj_contextvar.reset(self.tokens.pop())
-
-
-@contextlib.contextmanager
-def _errstate() -> Iterator[None]:
-    with np.errstate(all="ignore"):
-        yield
-
-
-def ignoring_float_errors():
-    """A context manager under which numpy's floating errors are ignored."""
-    return _Ignoring() if _extobj_contextvar is not None else _errstate()
-
-
 def ignore_float_errors() -> object:
     """Ignore numpy's floating errors until ``restore_float_errors(token)`` (call it in a
-    ``finally``): the context manager's work without its object, for the hottest caller."""
+    ``finally``): ``ignoring_float_errors``' work without a context object, for the hottest
+    caller (``interpreter._run_one``)."""
     if _extobj_contextvar is not None:
         return _extobj_contextvar.set(_IGNORE)
     state = np.errstate(all="ignore")
@@ -62,3 +34,23 @@ def restore_float_errors(token: object) -> None:
         _extobj_contextvar.reset(token)
     else:
         token.__exit__(None, None, None)
+
+
+class _Ignoring:
+    """A reusable context manager: floating errors ignored inside (as ``np.errstate``)."""
+
+    __slots__ = ("tokens",)
+
+    def __init__(self) -> None:
+        self.tokens: list = []
+
+    def __enter__(self) -> None:
+        self.tokens.append(ignore_float_errors())
+
+    def __exit__(self, *exc) -> None:
+        restore_float_errors(self.tokens.pop())
+
+
+def ignoring_float_errors() -> _Ignoring:
+    """A context manager under which numpy's floating errors are ignored."""
+    return _Ignoring()

@@ -90,10 +90,8 @@ def _run_one(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: 
         restore_float_errors(token)
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    if loss is None:
-        return RunResult(outputs, None, path, timing, 1, [outputs], None, [])
-    return RunResult(outputs, float(loss._array.item()), path, timing, 1, [outputs], loss,
-                     [run.last_args])
+    return RunResult(outputs, None if loss is None else float(loss._array.item()), path, timing,
+                     1, [outputs], loss, [] if loss is None else [run.last_args])
 
 
 def _run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
