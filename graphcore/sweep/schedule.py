@@ -31,7 +31,7 @@ def local_cluster(workers: int | None = None) -> Any:
     count = workers if workers is not None else (os.cpu_count() or 1)
     return LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                         resources={RESOURCE: 1}, dashboard_address=":0",
-                        silence_logs=logging.ERROR)
+                        silence_logs=logging.ERROR, preload=["graphcore.sweep.worker_logs"])
 
 
 def check_cluster(client: Any, command: str) -> None:

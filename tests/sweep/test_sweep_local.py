@@ -24,6 +24,17 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+def test_the_local_cluster_workers_log_only_critical(scheduler):
+    """Dask's shutdown race (a heartbeat meeting the closing scheduler) logs an ERROR with a
+    traceback from a worker after a sweep that succeeded: the sweep's own workers keep quiet
+    but for CRITICAL (``graphcore.sweep.worker_logs``; failures are rows)."""
+    import logging
+
+    with distributed.Client(scheduler) as client:
+        levels = client.run(lambda: logging.getLogger("distributed.worker").getEffectiveLevel())
+    assert len(levels) == 2 and set(levels.values()) == {logging.CRITICAL}
+
+
 def test_six_point_train_sweep_equals_the_points_alone(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "params.width=4,8,16", "--grid",
                     "train.lr=1e-3,1e-2", "--grid", "train.steps=5", "--scheduler", scheduler,
