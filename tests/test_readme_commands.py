@@ -99,6 +99,27 @@ def test_ci_runs_the_setup_lines_verbatim():
         assert command in ci_lines, f"README set-up line not run by .ci/run: {command}"
 
 
+# What .ci/run may do besides the set-up lines: its own shell preamble, and the installation of
+# the system package the README names (an `if` block around apt-get).
+CI_FRAME = re.compile(r"^(set -euo pipefail|cd .*|if .*|fi|apt-get update && .*)$")
+
+
+def test_ci_runs_nothing_but_the_setup_lines_the_lint_and_the_named_packages():
+    """A newcomer following the README gets what CI tested: .ci/run adds only the lint command
+    and the system package that the README's set-up section names."""
+    readme = README.read_text()
+    setup_prose = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    lint = re.search(r"`(ruff check [^`]+)`", setup_prose.replace("\n", " "))
+    assert lint, "the README's set-up section names the lint command"
+    assert "`chromium`" in setup_prose, "the README's set-up section names the system package"
+    allowed = {line.split("  #")[0].strip() for line in setup_lines()} | {lint.group(1)}
+    for line in CI_SCRIPT.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or CI_FRAME.match(line):
+            continue
+        assert line in allowed, f".ci/run runs something the README does not say: {line}"
+
+
 def run_line(line: str, cwd: Path) -> None:
     done = shell(line, cwd)
     # `| head` may leave output unread: graphtool then ends with 141 (tests/cli/
