@@ -177,6 +177,12 @@ def _diff_drawings(first: _Settings, plugins: list[Path], diffs: list[str],
     if changes.spec == specs.STDIN:
         raise CliError("--diff needs a spec file: the spec on stdin cannot be read twice",
                        USAGE, hint="give the spec as a path, or a second spec to --diff")
+    from_stdin = [name for name, item in {**first.overrides(), **changes.overrides()}.items()
+                  if item.partition("=")[2] == specs.STDIN]
+    if from_stdin:
+        raise CliError(f"--diff: the second run cannot read input '{from_stdin[0]}' from stdin "
+                       "again", USAGE, hint=f"save it to a file and give --input "
+                       f"{from_stdin[0]}=FILE, or --diff {from_stdin[0]}=FILE")
     data = changes.data if changes.data is not None else first.data
     other, other_overrides = _load(
         changes.spec, [*first.sets, *changes.sets], [*first.inputs, *changes.inputs], plugins,

@@ -233,6 +233,19 @@ def test_two_specs_or_a_spec_on_stdin_are_usage_errors():
     assert result.exit_code == 2 and "stdin" in result.stderr
 
 
+def test_an_input_on_stdin_is_read_once_so_the_second_run_needs_a_file(tmp_path):
+    args = ["viz", str(SPECS / "seed_dynamic.yaml"), "-o", "-", "--input", "x=-"]
+    result = runner.invoke(app, [*args, "--diff", "params.apply_relu=false"],
+                           input="1\n2\n3\n4\n5\n")
+    assert result.exit_code == 2, result.stderr
+    assert "the second run cannot read input 'x' from stdin again" in result.stderr
+    negative = tmp_path / "negative.npy"
+    np.save(negative, -np.ones(5, np.float32))
+    result = runner.invoke(app, [*args, "--diff", f"x={negative}"], input="1\n2\n3\n4\n5\n")
+    assert result.exit_code == 0, result.stderr
+    assert 'label="Prod"' in result.stdout
+
+
 def test_a_missing_second_spec_is_exit_66():
     result = runner.invoke(app, ["viz", str(SPECS / "seed_dynamic.yaml"), "-o", "-",
                                  "--diff", "missing.yaml"])
