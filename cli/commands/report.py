@@ -101,7 +101,8 @@ def _graphs(loaded: Any, *, static: bool, notes: list[str]) -> list[GraphView]:
         views.append(_view(
             "What the passes changed", change.dot,
             note=f"{len(change.only_first)} nodes removed or rewritten, "
-                 f"{len(change.only_second)} made by the passes, {len(change.shared)} kept."))
+                 f"{len(change.only_second)} made by the passes, "
+                 f"{len(change.shared) + len(change.fed_differently)} kept."))
     return views
 
 

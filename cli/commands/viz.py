@@ -2,14 +2,17 @@
 clusters (a loop of more than 3 iterations as its first iteration and one node for the rest;
 --expand draws them all). --stage ir draws static mode's traced IR (ir.dot, ir.png, and
 ir.txt), --stage optimized the IR after the passes (ir.optimized.*), --stage all all three.
--o - prints the DOT on stdout instead (files only for formats named by --format). --diff draws
-the union of this run and a second one (params.NAME=VALUE, NAME=PATH for an input, or a second
-spec file; repeatable): shared nodes grey, the first run's own in orange, the second's in blue
-(graph.diff.*, ir.diff.*, ir.optimized.diff.*)."""
+-o - prints the DOT on stdout instead (files only for formats named by --format). --data FILE
+reads a spec's `data:` inputs from another file. --diff draws the union of this run and a second
+one (params.NAME=VALUE, NAME=PATH for an input, data=FILE, or a second spec file; repeatable),
+nodes matched by structure, not shape: what both built grey (dashed where fed a different
+value; a shape that differs as `first → second`), the first run's own in orange, the second's
+in blue, loops collapsed as without --diff (graph.diff.*, ir.diff.*, ir.optimized.diff.*)."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -18,8 +21,10 @@ import typer
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import parse_passes, passes_option, plugin_option
+from graphcore.spec import Spec
 from graphcore.spec.drawing import STAGES, Drawing, draw_stages, render_png
 from graphcore.spec.graph_diff import diff_dots
+from graphcore.spec.validate_workflow import use_data_file
 
 FORMATS = ("dot", "png")
 STDOUT = "-"
@@ -44,6 +49,8 @@ def viz(
     seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
+    data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
+                                     "from this file (every row is drawn, as `run` runs them)."),
     plugins: list[Path] = plugin_option(),
     rankdir: Rankdir = typer.Option(Rankdir.TB, "--rankdir", help="Layout direction."),
     stage: Stage = typer.Option(Stage.executed, "--stage", help="What to draw: the executed "
@@ -62,7 +69,7 @@ def viz(
                                 "for the rest)."),
     diffs: list[str] = typer.Option(
         [], "--diff", help="Draw how a second run differs: params.NAME=VALUE, NAME=PATH (an "
-        "input) or a second spec file; repeat to combine."),
+        "input), data=FILE (its `data:` file) or a second spec file; repeat to combine."),
 ) -> None:
     wanted = _parse_formats(formats if formats is not None else
                             ("dot,png" if destination is None else ""))
@@ -76,12 +83,16 @@ def viz(
     files.check_out_dir(out_dir)
     if destination not in (None, STDOUT):
         files.check_output(destination)
-    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
+    data_file = None if data is None else str(data)
+    loaded, overrides = _load(spec, sets, inputs, plugins, data_file, "--data ")
+    # A diff aligns the runs on every iteration, then collapses long loops in the union.
     drawings = draw_stages(loaded, stages, seed=seed, input_overrides=overrides,
                            rankdir=rankdir.value, passes=pass_list, expand=expand or bool(diffs))
-    if diffs:  # the union matches nodes one by one: every iteration is drawn
-        drawings = _diff_drawings(spec, sets, inputs, plugins, diffs, drawings, seed=seed,
-                                  rankdir=rankdir.value, passes=pass_list)
+    second_examples = None
+    if diffs:
+        drawings, second_examples = _diff_drawings(
+            _Settings(spec, sets, inputs, data_file), plugins, diffs, drawings, seed=seed,
+            rankdir=rankdir.value, passes=pass_list, expand=expand)
     # Render everything before writing anything: a missing renderer leaves no partial output.
     artifacts: dict[Path, bytes] = {}
     folder = Path(out_dir) / loaded.name  # created by the first write, after every render
@@ -100,7 +111,10 @@ def viz(
     if destination == STDOUT:  # one stage here: -o refuses --stage all
         sys.stdout.write(drawing.dot + "\n")
         sys.stdout.flush()
-    if drawing.examples > 1:
+    if second_examples is not None and max(drawing.examples, second_examples) > 1:
+        output.note(f"drew the last example of each run ({drawing.examples} and "
+                    f"{second_examples} examples: the graph runs once per example)", quiet)
+    elif drawing.examples > 1:
         output.note(f"drew example {drawing.example + 1} of {drawing.examples} (the graph runs "
                     "once per example)", quiet)
     output.wrote(written, quiet)
@@ -125,50 +139,100 @@ def _is_png(destination: str | None) -> bool:
     return destination not in (None, STDOUT) and destination.lower().endswith(".png")
 
 
-def _diff_drawings(spec: str, sets: list[str], inputs: list[str], plugins: list[Path],
-                   diffs: list[str], drawings: dict[str, Drawing], *, seed: int | None,
-                   rankdir: str, passes: list[str] | None) -> dict[str, Drawing]:
-    """Each stage's drawing replaced by the union of it and the second run's (``--diff``)."""
-    other_spec, other_sets, other_inputs = _parse_diff(spec, diffs)
-    if other_spec == specs.STDIN:
+def _load(spec: str, sets: list[str], inputs: list[str], plugins: list[Path],
+          data: str | None, option: str) -> tuple[Spec, dict[str, str]]:
+    """The spec with its options, its `data:` read from ``data`` when given (``option`` names
+    where that came from in messages: ``--data``, ``--diff data=``)."""
+    loaded, overrides = specs.load_with_inputs(spec, sets, inputs, plugins)
+    if data is not None:
+        if loaded.data is None:
+            raise CliError(f"{option}{data}: spec '{loaded.name}' has no `data:` section naming "
+                           "the inputs a data file feeds", USAGE)
+        specs.require_readable(data, option)
+        use_data_file(loaded, data)
+    return loaded, overrides
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """One run's spec and overrides, each override as the command line gave it."""
+
+    spec: str
+    sets: list[str]
+    inputs: list[str]  # NAME=PATH
+    data: str | None
+
+    def overrides(self) -> dict[str, str]:
+        """Each override by what it overrides (``params.k``, an input's name, ``data``)."""
+        items = [*self.sets, *self.inputs, *([f"data={self.data}"] if self.data else [])]
+        return {item.partition("=")[0].strip(): item for item in items}
+
+
+def _diff_drawings(first: _Settings, plugins: list[Path], diffs: list[str],
+                   drawings: dict[str, Drawing], *, seed: int | None, rankdir: str,
+                   passes: list[str] | None, expand: bool) -> tuple[dict[str, Drawing], int]:
+    """Each stage's drawing replaced by the union of it and the second run's (``--diff``),
+    and how many examples the second run had."""
+    changes = _parse_diff(first.spec, diffs)
+    if changes.spec == specs.STDIN:
         raise CliError("--diff needs a spec file: the spec on stdin cannot be read twice",
                        USAGE, hint="give the spec as a path, or a second spec to --diff")
-    other, other_overrides = specs.load_with_inputs(
-        other_spec, [*sets, *other_sets], [*inputs, *other_inputs], plugins)
+    from_stdin = [name for name, item in {**first.overrides(), **changes.overrides()}.items()
+                  if item.partition("=")[2] == specs.STDIN]
+    if from_stdin:
+        raise CliError(f"--diff: the second run cannot read input '{from_stdin[0]}' from stdin "
+                       "again", USAGE, hint=f"save it to a file and give --input "
+                       f"{from_stdin[0]}=FILE, or --diff {from_stdin[0]}=FILE")
+    data = changes.data if changes.data is not None else first.data
+    other, other_overrides = _load(
+        changes.spec, [*first.sets, *changes.sets], [*first.inputs, *changes.inputs], plugins,
+        data, "--diff data=" if changes.data is not None else "--data ")
     others = draw_stages(other, list(drawings), seed=seed, input_overrides=other_overrides,
                          rankdir=rankdir, passes=passes)
-    first_name = _run_name(spec, [*sets, *inputs])
-    second_name = _run_name(other_spec, [*other_sets, *other_inputs]) \
-        if other_spec != spec else _run_name(spec, [*sets, *inputs, *other_sets, *other_inputs])
-    if first_name == second_name:
-        second_name += " (again)"
+    first_name, second_name, both = _run_names(first, changes)
     out = {}
     for stage, drawing in drawings.items():
-        union = diff_dots(drawing.dot, others[stage].dot, first_name, second_name)
-        out[stage] = Drawing(spec=drawing.spec, dot=union.dot,
-                             nodes=len(union.only_first) + len(union.only_second)
-                             + len(union.shared), clusters=1, example=drawing.example,
+        union = diff_dots(drawing.dot, others[stage].dot, first_name, second_name, both=both,
+                          collapse=not expand)
+        nodes = (len(union.only_first) + len(union.only_second) + len(union.shared)
+                 + len(union.fed_differently))
+        out[stage] = Drawing(spec=drawing.spec, dot=union.dot, nodes=nodes,
+                             clusters=union.clusters, example=drawing.example,
                              examples=drawing.examples)
-    return out
+    return out, next(iter(others.values())).examples
 
 
-def _parse_diff(spec: str, diffs: list[str]) -> tuple[str, list[str], list[str]]:
-    """``--diff`` values as (the second run's spec, its extra --set, its extra --input)."""
-    other_spec, other_sets, other_inputs = spec, [], []
+def _parse_diff(spec: str, diffs: list[str]) -> _Settings:
+    """``--diff`` values as the second run's own settings: its spec (this one unless a spec
+    file is named), its extra --set, --input and data file."""
+    other_spec, sets, inputs, data = spec, [], [], None
     for item in diffs:
-        name, sep, _ = item.partition("=")
+        name, sep, value = item.partition("=")
         if not sep:
             if other_spec != spec:
                 raise CliError("--diff names two specs; give at most one", USAGE)
             other_spec = item
         elif name.strip().startswith("params."):
-            other_sets.append(item)
+            sets.append(item)
+        elif name.strip() == "data":
+            data = value
         else:
-            other_inputs.append(item)
-    return other_spec, other_sets, other_inputs
+            inputs.append(item)
+    return _Settings(other_spec, sets, inputs, data)
+
+
+def _run_names(first: _Settings, changes: _Settings) -> tuple[str, str, str]:
+    """How the legend names the runs: each by its spec file and its own overrides (the first
+    run's that the second replaces, the second's from --diff), and what both ran with."""
+    ours, theirs = first.overrides(), changes.overrides()
+    shared = [item for key, item in ours.items() if key not in theirs]
+    first_name = _run_name(first.spec, [item for key, item in ours.items() if key in theirs])
+    second_name = _run_name(changes.spec, list(theirs.values()))
+    if first_name == second_name:
+        second_name += " (again)"
+    return first_name, second_name, " ".join(shared)
 
 
 def _run_name(spec: str, overrides: list[str]) -> str:
-    """How the legend names a run: its spec file's name and the overrides it ran with."""
     shown = Path(spec).name if spec != specs.STDIN else "stdin"
     return shown + (" " + " ".join(overrides) if overrides else "")

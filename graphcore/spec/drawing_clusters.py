@@ -145,6 +145,7 @@ def _move_weights_into_layers(root: _Cluster, graph: ComputationalGraph) -> None
 
 
 COLLAPSE_ABOVE = 3  # loops with more iterations are drawn collapsed unless expand
+COLLAPSED_PREFIX = "rest"  # DOT id of a node standing for collapsed iterations: rest0, rest1
 COLLAPSED_STYLE = 'shape="note",style="dashed,filled",fillcolor="#F4F4F4",color="#808080"'
 
 
@@ -157,17 +158,24 @@ def _collapse(cluster: _Cluster, standing_for: dict[int, str]) -> None:
         iterations = [c for k, c in child.children.items() if k[1] >= 0 and _drawn(c)]
         if key[1] == -1 and len(iterations) > COLLAPSE_ABOVE:
             rest = iterations[1:]
-            name = f"rest{len(set(standing_for.values()))}"  # sequential: stable DOT
+            name = f"{COLLAPSED_PREFIX}{len(set(standing_for.values()))}"  # sequential: stable
             first_label, last_label = rest[0].label, rest[-1].label
             child.label = f"{child.label} ({len(iterations)} iterations)"
-            child.placeholder = (name, f"{first_label} … {last_label.split(' = ')[1]}\\n"
-                                       f"{len(rest)} more iterations (--expand draws them)")
+            child.placeholder = (name, collapsed_label(first_label, last_label.split(" = ")[1],
+                                                       str(len(rest))))
             for iteration in rest:
                 for number in _all_nodes(iteration):
                     standing_for[number] = name
                 iteration.nodes.clear()
                 iteration.children.clear()
         _collapse(child, standing_for)
+
+
+def collapsed_label(first: str, last: str, more: str) -> str:
+    """The label of the node standing for collapsed iterations, as DOT text:
+    ``collapsed_label("t = 1", "6", "6")`` is ``t = 1 … 6\\n6 more iterations (--expand draws
+    them)``."""
+    return f"{first} … {last}\\n{more} more iterations (--expand draws them)"
 
 
 def _all_nodes(cluster: _Cluster) -> list[int]:
