@@ -3,6 +3,8 @@
 >>> from graphcore import chainer_compat
 >>> chainer_compat.install()          # before the script's first ``import chainer``
 >>> import chainer, chainer.functions as F, chainer.links as L
+>>> from chainer import training
+>>> from chainer.training import extensions
 
 What it does: it registers modules under Chainer's names in ``sys.modules``. ``chainer`` itself
 is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_code``, ``report``,
@@ -11,17 +13,32 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     chainer.functions, .links, .optimizers, .optimizer_hooks, .initializers, .serializers,
     .reporter, .dataset (and .dataset.convert), .configuration, .computational_graph,
     .gradient_check -> the graphcore modules of those names;
+    chainer.training (Trainer, StandardUpdater, Updater, Extension, make_extension, the
+    PRIORITY_* constants, get_trigger, IntervalTrigger) and its submodules .extensions
+    (Evaluator, LogReport, PrintReport, PlotReport, ProgressBar, snapshot, snapshot_object,
+    DumpGraph/dump_graph, observe_lr, observe_value, ExponentialShift, LinearShift),
+    .triggers (IntervalTrigger, EarlyStoppingTrigger, ManualScheduleTrigger, BestValueTrigger,
+    MaxValueTrigger, MinValueTrigger), .updaters (StandardUpdater), .extension, .trainer,
+    .updater, .trigger, .util -> graphcore.training's classes;
+    chainer.iterators (SerialIterator, ShuffleOrderSampler) -> graphcore.iterators;
+    chainer.datasets (TupleDataset, DictDataset, SubDataset, split_dataset,
+    split_dataset_random) -> graphcore.datasets;
     chainer.optimizer -> graphcore.optimizers (Chainer's old home of GradientClipping & co.);
     chainer.graph_optimizations.static_graph -> ``static_graph``;
     chainer.functions.loss.softmax_cross_entropy / .vae -> modules holding those functions;
     chainer.backends.cuda and chainer.cuda -> CPU stand-ins: ``to_cpu`` returns a numpy array,
     ``get_array_module`` returns numpy, and ``to_gpu`` / ``get_device_from_id`` raise.
 
-Not covered (an ``import`` of them fails with ModuleNotFoundError, never a silent stand-in):
-``chainer.training`` (Trainer, updaters, extensions), ``chainer.iterators``, ``chainer.datasets``
-(downloads), ChainerX, CuPy and GPUs, and any function or link graphcore lacks (``AttributeError``
-names it). The model code of Chainer's examples is what this targets; their training
-scaffolding is not.
+Not covered, and never a silent stand-in: a module graphcore has no counterpart of fails at
+import with ModuleNotFoundError (``chainer.distributions``, ``chainer.links.model.vision``,
+``chainerx``); a name graphcore lacks raises an ``AttributeError`` naming it (in the training
+modules, ``chainer.iterators``, ``chainer.datasets`` and ``chainer.dataset`` also what the
+module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
+``chainer.training.updaters.ParallelUpdater``). Chainer's dataset loaders that download
+(``get_mnist``, ``get_cifar10``, ``get_ptb_words``, ...) raise ``NotImplementedError`` when
+called: graphcore downloads nothing. There are no GPUs, and Chainer 7's device API
+(``chainer.get_device``, ``Link.to_device``) is not covered, so a Chainer example runs in the
+CPU form of Chainer 5 and 6's scripts (``--gpu -1``).
 """
 
 from __future__ import annotations
@@ -46,6 +63,13 @@ from graphcore import (
     serializers,
 )
 from graphcore.static.compile import static_graph
+from graphcore.training import datasets as training_datasets
+from graphcore.training import extension as training_extension
+from graphcore.training import extensions as training_extensions
+from graphcore.training import iterators as training_iterators
+from graphcore.training import trainer as training_trainer
+from graphcore.training import triggers as training_triggers
+from graphcore.training import updaters as training_updaters
 
 __all__ = ["install", "uninstall"]
 
@@ -56,6 +80,108 @@ def _module(name: str, doc: str, **attrs: object) -> types.ModuleType:
     module = types.ModuleType(name, doc)
     module.__dict__.update(attrs)
     return module
+
+
+def _chainer_names(name: str, doc: str, names: dict[str, object],
+                   missing: dict[str, str] | None = None) -> types.ModuleType:
+    """A module under Chainer's ``name`` holding ``names``; any other public name fails with an
+    ``AttributeError`` that says what graphcore lacks (``missing`` gives the reason for some)
+    and what the module has."""
+    module = _module(name, doc, **names)
+    reasons = dict(missing or {})
+
+    def __getattr__(attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        why = reasons.get(attr, "graphcore has no counterpart")
+        have = ", ".join(sorted(k for k in names if not k.startswith("_")))
+        raise AttributeError(f"{name}.{attr} is not covered by graphcore.chainer_compat: {why} "
+                             f"({name} has: {have})")
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+# Chainer's dataset loaders fetch their data from the internet; graphcore downloads nothing.
+DOWNLOADS = ("get_mnist", "get_fashion_mnist", "get_fashion_mnist_labels",
+             "get_kuzushiji_mnist", "get_kuzushiji_mnist_labels", "get_cifar10", "get_cifar100",
+             "get_svhn", "get_ptb_words", "get_ptb_words_vocabulary")
+
+
+def _download(name: str) -> object:
+    def download(*_args: object, **_kwargs: object) -> None:
+        raise NotImplementedError(
+            f"chainer.datasets.{name} downloads its data, and graphcore downloads nothing: "
+            "load the arrays yourself (numpy.load, ...) and wrap them as Chainer's loaders "
+            "return them, e.g. chainer.datasets.TupleDataset(images, labels)")
+
+    download.__name__ = download.__qualname__ = name
+    return download
+
+
+_GPUS = "it trains on several GPUs, and graphcore runs on the CPU"
+_PROCESSES = "graphcore loads batches in the calling process; use SerialIterator"
+
+
+def _training_modules() -> dict[str, types.ModuleType]:
+    """``chainer.training`` and its submodules, ``chainer.iterators`` and ``chainer.datasets``
+    (Chainer 7.8.1's layout) over ``graphcore.training``."""
+    extensions = _chainer_names(
+        "chainer.training.extensions", "Training extensions (graphcore.training.extensions).",
+        {k: getattr(training_extensions, k) for k in training_extensions.__all__})
+    triggers = _chainer_names(
+        "chainer.training.triggers", "Triggers (graphcore.training.triggers).",
+        {k: getattr(training_triggers, k) for k in (
+            "IntervalTrigger", "EarlyStoppingTrigger", "ManualScheduleTrigger",
+            "MaxValueTrigger", "MinValueTrigger")}
+        | {"BestValueTrigger": training_triggers._BestValueTrigger})
+    standard = {"StandardUpdater": training_updaters.StandardUpdater}
+    gpu_updaters = {"ParallelUpdater": _GPUS, "MultiprocessParallelUpdater": _GPUS}
+    updaters = _chainer_names("chainer.training.updaters", "Updaters.", dict(standard),
+                              gpu_updaters)
+    get_trigger = training_triggers.get_trigger
+    priorities = {k: getattr(training_extension, k)
+                  for k in ("PRIORITY_WRITER", "PRIORITY_EDITOR", "PRIORITY_READER")}
+    extension = _chainer_names("chainer.training.extension", "Extension and its priorities.",
+                               {"Extension": training_extension.Extension,
+                                "make_extension": training_extension.make_extension,
+                                **priorities})
+    trainer = _chainer_names("chainer.training.trainer", "The Trainer.",
+                             {"Trainer": training_trainer.Trainer})
+    updater = _chainer_names("chainer.training.updater", "Updaters.",
+                             {"Updater": training_updaters.Updater, **standard}, gpu_updaters)
+    trigger = _chainer_names("chainer.training.trigger", "Triggers by spec.",
+                             {"IntervalTrigger": training_triggers.IntervalTrigger,
+                              "get_trigger": get_trigger})
+    util = _chainer_names("chainer.training.util", "get_trigger.", {"get_trigger": get_trigger})
+    training = _chainer_names(
+        "chainer.training", "Chainer's training loop (graphcore.training).",
+        {"Trainer": training_trainer.Trainer, "Updater": training_updaters.Updater,
+         **standard, "Extension": training_extension.Extension,
+         "make_extension": training_extension.make_extension, **priorities,
+         "get_trigger": get_trigger, "IntervalTrigger": training_triggers.IntervalTrigger,
+         "extensions": extensions, "triggers": triggers, "updaters": updaters,
+         "extension": extension, "trainer": trainer, "updater": updater, "trigger": trigger,
+         "util": util, "__path__": []},
+        {"ParallelUpdater": _GPUS})
+    iterators = _chainer_names(
+        "chainer.iterators", "Iterators (graphcore.iterators).",
+        {"SerialIterator": training_iterators.SerialIterator,
+         "ShuffleOrderSampler": training_iterators.ShuffleOrderSampler},
+        {"MultiprocessIterator": _PROCESSES, "MultithreadIterator": _PROCESSES,
+         "DaliIterator": "it reads data through NVIDIA DALI on GPUs"})
+    datasets = _chainer_names(
+        "chainer.datasets", "Datasets (graphcore.datasets); the loaders that download fail "
+        "when called.",
+        {k: getattr(training_datasets, k) for k in (
+            "TupleDataset", "DictDataset", "SubDataset", "split_dataset",
+            "split_dataset_random")} | {name: _download(name) for name in DOWNLOADS})
+    modules = {"chainer.training": training, "chainer.iterators": iterators,
+               "chainer.datasets": datasets}
+    for child in ("extensions", "triggers", "updaters", "extension", "trainer", "updater",
+                  "trigger", "util"):
+        modules[f"chainer.training.{child}"] = getattr(training, child)
+    return modules
 
 
 def _no_gpu(*_args: object, **_kwargs: object) -> None:
@@ -112,10 +238,17 @@ def _modules() -> dict[str, types.ModuleType]:
                        gaussian_kl_divergence=functions.gaussian_kl_divergence,
                        bernoulli_nll=functions.bernoulli_nll)
     gops = chainer.graph_optimizations
-    data = _module("chainer.dataset", "Batch assembly.", convert=dataset,
-                   concat_examples=dataset.concat_examples, to_device=_to_cpu_device)
+    data = _chainer_names("chainer.dataset", "Batch assembly.",
+                          {"convert": dataset, "concat_examples": dataset.concat_examples,
+                           "to_device": _to_cpu_device, "DatasetMixin": dataset.DatasetMixin,
+                           "Iterator": dataset.Iterator})
     chainer.dataset = data
+    training = _training_modules()
+    chainer.training = training["chainer.training"]
+    chainer.iterators = training["chainer.iterators"]
+    chainer.datasets = training["chainer.datasets"]
     return {
+        **training,
         "chainer": chainer,
         "chainer.functions": functions, "chainer.links": links,
         "chainer.optimizers": optimizers, "chainer.optimizer": optimizers,

@@ -32,7 +32,7 @@ from graphcore.sweep import (
     sort_rows,
     sweep_document,
 )
-from graphcore.sweep.records import DEFAULT_SORT
+from graphcore.sweep.records import default_sort
 from graphcore.sweep.schedule import local_cluster, run_tasks
 
 Command = StrEnum("Command", {name: name for name in COMMANDS})
@@ -54,7 +54,8 @@ def sweep(
     workers: int | None = typer.Option(None, "--workers", min=1, help="Local cluster: worker "
                                        "processes (default: one per CPU core)."),
     sort: str | None = typer.Option(None, "--sort", help="The figure to order by (default: "
-                                    "final_loss for train)."),
+                                    "final_loss for train, validation_loss with validation "
+                                    "data)."),
     resume: bool = typer.Option(False, "--resume", help="Skip the points sweep.json holds."),
     seed: int = typer.Option(0, "--seed", min=0, help="--random: the sampling seed."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH."),
@@ -82,8 +83,11 @@ def sweep(
         points = sample_grid(axes, random_points, seed) if random_points else expand_grid(axes)
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
-    figure = sort or DEFAULT_SORT[name]
-    tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)
+    figure = sort or default_sort(name, loaded)
+    try:
+        tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)
+    except SweepOptionError as e:  # the spec's files are more than a task carries
+        raise CliError(str(e), USAGE) from None
     folder = files.artifact_dir(out_dir, loaded.name)
     rows: dict[str, dict[str, Any]] = {}
     if resume:

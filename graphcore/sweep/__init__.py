@@ -3,9 +3,12 @@ Dask worker with graphtool installed can run.
 
 - ``grid``: ``--grid KEY=V1,V2`` items parsed and expanded (every combination, or
   ``sample_grid`` for K random points);
-- ``tasks``: a point made self-contained (spec text, settings, the contents of its input
-  files) and keyed by a hash, so ``--resume`` knows what already ran;
-- ``task``: ``run_point``, the function a worker runs; it never raises: a failure is a row;
+- ``tasks``: a point made self-contained (spec text, settings, the contents of every file
+  the spec reads: ``file:`` inputs, ``data:``, ``validation: file:``, ``--input`` and
+  ``--plugin`` files, together at most ``MAX_CARRIED_BYTES``) and keyed by a hash of all of
+  it, so ``--resume`` knows what already ran;
+- ``task``: ``run_point``, the function a worker runs (a spec with ``data:``/``train:``
+  trains as ``graphtool train`` trains it); it never raises: a failure is a row;
 - ``records``: rows as CSV and JSON, sorting by a figure, the command line of one point;
 - ``schedule``: the tasks submitted to a Dask client, rows yielded as they finish.
 

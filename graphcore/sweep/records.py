@@ -24,6 +24,14 @@ _TRAIN_OPTIONS = {"train.steps": "--steps", "train.lr": "--lr", "train.optimizer
                   "train.batch_size": "--batch-size"}
 
 
+def default_sort(command: str, spec: Any) -> str:
+    """The figure a sweep orders by without ``--sort``: for training a spec with validation
+    data, its loss on those held-out rows (the training rows' loss favours overfitting)."""
+    if command == "train" and getattr(spec, "validation", None) is not None:
+        return "validation_loss"
+    return DEFAULT_SORT[command]
+
+
 def figure_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Every figure any row has, in first-seen order."""
     return list(dict.fromkeys(name for row in rows for name in row["figures"]))

@@ -19,6 +19,7 @@ from graphcore import errors
 from graphcore.atomic import write_atomic
 from graphcore.plugins import load_plugin
 from graphcore.spec.loader import load_spec_text
+from graphcore.spec.model import Spec
 from graphcore.sweep.tasks import SweepTask
 
 # Figures of a command's JSON document that only echo the point's own options.
@@ -36,11 +37,15 @@ def run_point(task: SweepTask) -> dict[str, Any]:
     row: dict[str, Any] = {"key": task.key, "index": task.index, "command": task.command,
                            "settings": dict(task.settings), "figures": {}, "status": "ok",
                            "error": None, "exit_code": 0, "exit_class": None}
+    scratch = None
     try:
-        with tempfile.TemporaryDirectory(prefix="graphtool-sweep-") as scratch:
-            row["figures"] = _run(task, Path(scratch))
+        with tempfile.TemporaryDirectory(prefix="graphtool-sweep-") as folder:
+            scratch = Path(folder)
+            row["figures"] = _run(task, scratch)
     except Exception as exc:  # a failing point is a row, never the end of the sweep
         code, kind, message = classify(exc)
+        if scratch is not None:
+            message = _as_the_caller_names(message, task, scratch)
         row.update(status="failed", error=message, exit_code=code, exit_class=kind)
     row["started"] = started
     row["seconds"] = round(time.perf_counter() - start, 6)
@@ -52,10 +57,11 @@ def classify(exc: BaseException) -> tuple[int, str, str]:
     """The exit code ``graphtool`` gives for ``exc``, its class and a one-line message."""
     from graphcore.spec.bench import BenchOptionError
     from graphcore.spec.training import TrainingOptionError
+    from graphcore.training.spec_settings import TrainingOptionError as WorkflowOptionError
 
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return 65, "bad spec", exc.render().splitlines()[0]
-    if isinstance(exc, TrainingOptionError | BenchOptionError):
+    if isinstance(exc, TrainingOptionError | WorkflowOptionError | BenchOptionError):
         return 2, "usage", str(exc)
     if isinstance(exc, errors.SpecRuntimeError):
         return 1, "runtime", exc.render().splitlines()[0]
@@ -74,7 +80,7 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
     settings = task.settings
     for file_name, data in task.plugins:
         load_plugin(_plugin_file(file_name, data))
-    folder = _lay_out_files(task, scratch)
+    copies = _lay_out_files(task, scratch)
     overrides = {}
     for name, (file_name, data) in task.input_files.items():
         path = scratch / "inputs" / name / file_name
@@ -82,9 +88,14 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
         path.write_bytes(data)
         overrides[name] = str(path)
     sets = [f"{k}={v}" for k, v in settings.items() if k.startswith("params.")]
-    spec = load_spec_text(task.spec_text, task.spec_file, str(folder), sets)
+    # anchored at an empty folder: a path the task does not carry fails here, never reads
+    # whatever the worker's machine has at the caller's path
+    spec = load_spec_text(task.spec_text, task.spec_file, str(scratch / "spec"), sets)
+    _relocate(spec, copies)
     seed = int(settings["seed"]) if "seed" in settings else None
     mode = settings.get("mode", "dynamic")
+    if task.command == "train" and (spec.data is not None or spec.train is not None):
+        return _train_workflow(spec, settings, overrides, seed, mode, scratch / "train")
     if task.command == "train":
         from graphcore.spec.training import train_spec
 
@@ -128,6 +139,51 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
     raise ValueError(f"unknown sweep command {task.command!r}")
 
 
+def _train_workflow(spec: Spec, settings: Mapping[str, str], overrides: Mapping[str, str],
+                    seed: int | None, mode: str, folder: Path) -> dict[str, Any]:
+    """A point of a spec with ``data:``/``train:`` sections, trained as ``graphtool train``
+    trains it (the spec's epochs, batch size, optimizer, validation; ``train.*`` keys override
+    them). Its figures are measured at the end, so a run ending mid-epoch has them too:
+    ``final_loss`` (and ``final_<metric>``) over the training rows and ``validation_loss``
+    (``validation_<metric>``) over the validation rows, in evaluation mode, as ``graphtool
+    evaluate --params`` reports them for the trained parameters; ``best.value``/``best.epoch``
+    of the metric ``best.npz`` follows; ``epoch``, ``step`` and ``stopped_early``."""
+    from graphcore.training.from_spec import (
+        TrainingSession,
+        evaluate_arrays,
+        load_spec_data,
+        settings_for,
+    )
+
+    def number(key: str, kind: type) -> Any:
+        return None if key not in settings else kind(settings[key])
+
+    run_settings = settings_for(spec, seed=seed, steps=number("train.steps", int),
+                                batch_size=number("train.batch_size", int),
+                                optimizer=settings.get("train.optimizer"),
+                                lr=number("train.lr", float), mode=mode)
+    data = load_spec_data(spec, run_settings.seed, overrides)
+    # the point's checkpoints and best.npz are not kept: its figures are the row
+    session = TrainingSession(spec, run_settings, data, folder,
+                              writer=lambda path, contents: None)
+    outcome = session.run()
+    # the rows per pass `graphtool evaluate` uses (its batch size does not follow --batch-size)
+    size = max(settings_for(spec, seed=seed).batch_size, 256)
+    figures: dict[str, Any] = {}
+    parts = [("final", data.train)]
+    if data.validation is not None:
+        parts.append(("validation", data.validation))
+    for prefix, rows in parts:
+        result = evaluate_arrays(spec, session.model, rows, data.shared, size,
+                                 run_settings.metrics, run_settings.seed)
+        figures.update({f"{prefix}_{name}": value for name, value in result.items()})
+    figures.update(epoch=outcome.epoch, step=outcome.iteration,
+                   stopped_early=outcome.stopped_early)
+    if outcome.best is not None:
+        figures["best"] = {"value": outcome.best["value"], "epoch": outcome.best["epoch"]}
+    return _figures(figures)
+
+
 def _plugin_file(file_name: str, data: bytes) -> Path:
     """A carried plugin as a file named by its contents' hash, so a worker process runs each
     plugin source once however many points it runs (``load_plugin`` loads a path once)."""
@@ -139,19 +195,45 @@ def _plugin_file(file_name: str, data: bytes) -> Path:
     return path
 
 
-def _lay_out_files(task: SweepTask, scratch: Path) -> Path:
-    """The folder the spec's ``file:`` paths resolve against: a scratch copy of the files the
-    task carries, or, when the spec also reads files from outside its folder (which the task
-    cannot carry), the spec's own folder, which must then be readable on the worker."""
-    spec_dir = scratch / "spec"
-    spec_dir.mkdir()
-    for relative, data in task.spec_files.items():
-        target = spec_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+def _lay_out_files(task: SweepTask, scratch: Path) -> dict[str, str]:
+    """The task's copies of the files the spec reads, written under ``scratch``: each path as
+    the spec writes it -> its copy (named as the original, which tells readers its format)."""
+    (scratch / "spec").mkdir()
+    copies = {}
+    for written, data in task.spec_files.items():
+        target = _copy_path(task, scratch, written)
+        target.parent.mkdir(parents=True)
         target.write_bytes(data)
-    if task.needs_spec_folder:
-        return Path(task.spec_folder)
-    return spec_dir
+        copies[written] = str(target)
+    return copies
+
+
+def _copy_path(task: SweepTask, scratch: Path, written: str) -> Path:
+    return scratch / "files" / str(list(task.spec_files).index(written)) / Path(written).name
+
+
+def _relocate(spec: Spec, copies: Mapping[str, str]) -> None:
+    """Point every file path of the loaded ``spec`` at the worker's copy of that file."""
+    for item in spec.inputs.values():
+        if item.source == "file" and item.path in copies:
+            item.path = copies[item.path]
+        if item.column is not None and item.column.file in copies:
+            item.column.file = copies[item.column.file]
+    if spec.data is not None:
+        for column in spec.data.columns.values():
+            column.file = copies.get(column.file, column.file)
+        spec.data.file = copies.get(spec.data.file, spec.data.file)
+    if spec.validation is not None and spec.validation.file in copies:
+        spec.validation.file = copies[spec.validation.file]
+
+
+def _as_the_caller_names(message: str, task: SweepTask, scratch: Path) -> str:
+    """``message`` with the worker's copies of the spec's files named as the caller names
+    them (``specs/data/digits.npz``, not a temporary folder of the worker)."""
+    folder = Path(task.spec_file).parent
+    for written in task.spec_files:
+        message = message.replace(str(_copy_path(task, scratch, written)), str(folder / written))
+    return message.replace(str(scratch / "spec"), str(folder))
 
 
 def _figures(doc: Mapping[str, Any], prefix: str = "", depth: int = 0) -> dict[str, Any]:

@@ -1,9 +1,16 @@
 """A sweep point made self-contained: what a worker needs to run it without the caller's files.
 
 A ``SweepTask`` carries the spec's text, the command, the point's settings and the contents of
-every input file the spec reads (``file:`` inputs inside the spec's folder, and ``--input``
-overrides), so a worker needs only graphtool installed. Its ``key`` hashes all of that: the
-same spec, data and settings give the same key, which is how ``--resume`` recognises a point.
+every file the spec reads: its ``file:`` inputs, its ``data:`` file, its ``validation: {file:}``
+(inside the spec's folder or not), the ``--input`` overrides and the ``--plugin`` files. A
+worker needs only graphtool installed; it never reads the caller's paths, even on the same
+machine (``task._relocate`` points the loaded spec at the worker's copies). Its ``key`` hashes
+all of that: the same spec, files and settings give the same key, which is how ``--resume``
+recognises a point (an edited data file makes every point new).
+
+Every point's task holds its own copy of the files (Dask sends each task's arguments with it,
+and the scheduler keeps them until the point has run), so the files one task carries are
+limited to ``MAX_CARRIED_BYTES`` together, checked from their sizes before anything is read.
 """
 
 from __future__ import annotations
@@ -16,6 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphcore.spec.model import Spec
+from graphcore.sweep.grid import SweepOptionError
+
+# Below Dask's 10 MB large-graph warning for one task, with room for the spec and settings.
+MAX_CARRIED_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -26,14 +37,11 @@ class SweepTask:
     settings: dict[str, str]  # grid key -> value, as typed
     index: int = 0  # the point's place in the grid
     bench_repeat: int = 10
-    # relative path inside the spec's folder -> contents (the spec's ``file:`` inputs)
+    # a path as the spec writes it (``file:`` inputs, ``data: file:``, ``validation: file:``)
+    # -> the contents of the file it names
     spec_files: dict[str, bytes] = field(default_factory=dict)
     # input name -> (file name, contents) (``--input NAME=PATH``)
     input_files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
-    spec_folder: str = "."
-    # the spec reads ``file:`` inputs from outside its folder, which the task cannot carry:
-    # the workers must then be able to read them at the spec's folder
-    needs_spec_folder: bool = False
     # ``--plugin`` files, in order: (file name, contents); a worker runs each before the spec
     plugins: tuple[tuple[str, bytes], ...] = ()
 
@@ -57,28 +65,71 @@ class SweepTask:
 def make_tasks(command: str, spec_file: str, spec_text: str, spec: Spec,
                points: Sequence[Mapping[str, str]], inputs: Mapping[str, str] | None = None,
                bench_repeat: int = 10, plugins: Sequence[str] = ()) -> list[SweepTask]:
-    """One task per point. ``spec`` is the spec loaded once by the caller (it names the
-    ``file:`` inputs to carry); ``inputs`` maps input names to ``--input`` paths; ``plugins``
-    are ``--plugin`` files (already loaded by the caller), carried by their contents."""
-    folder = Path(spec.folder)
-    spec_files = {}
-    needs_spec_folder = False
+    """One task per point. ``spec`` is the spec loaded once by the caller (it names the files
+    to carry); ``inputs`` maps input names to ``--input`` paths; ``plugins`` are ``--plugin``
+    files (already loaded by the caller), carried by their contents. Raises
+    ``SweepOptionError`` for an input read from stdin (no ``--input`` for it) and when the
+    files together are over ``MAX_CARRIED_BYTES``, ``FileNotFoundError`` for a file that is
+    not there."""
+    inputs = dict(inputs or {})
     for item in spec.inputs.values():
-        if item.source != "file" or not item.path or item.name in (inputs or {}):
-            continue
-        if _inside(item.path):
-            spec_files[item.path] = (folder / item.path).read_bytes()
-        else:
-            needs_spec_folder = True
+        if item.source == "stdin" and item.name not in inputs:
+            raise SweepOptionError(f"{item.loc}: input '{item.name}' reads stdin, which a "
+                                   "sweep's workers do not have; give the sweep a file for "
+                                   f"it: --input {item.name}=PATH")
+    folder = Path(spec.folder)
+    written = spec_paths(spec, inputs)
+    sources = [(w, what, folder / w) for w, what in written.items()]
+    sources += [(f"--input {name}={path}", "input file", Path(path))
+                for name, path in inputs.items()]
+    sources += [(f"--plugin {path}", "plugin", Path(path)) for path in plugins]
+    check_carried_size(sources)
+    spec_files = {w: (folder / w).read_bytes() for w in written}
     input_files = {name: (os.path.basename(path), Path(path).read_bytes())
-                   for name, path in (inputs or {}).items()}
+                   for name, path in inputs.items()}
     carried = tuple((os.path.basename(path), Path(path).read_bytes()) for path in plugins)
     return [SweepTask(command, spec_file, spec_text, dict(point), i, bench_repeat, spec_files,
-                      input_files, str(folder.resolve()), needs_spec_folder, carried)
+                      input_files, carried)
             for i, point in enumerate(points)]
 
 
-def _inside(relative: str) -> bool:
-    """Whether ``relative`` names a file under the spec's folder (not absolute, no ``..``)."""
-    path = Path(relative)
-    return not path.is_absolute() and ".." not in path.parts
+def spec_paths(spec: Spec, overridden: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every file path ``spec`` reads, as it writes them (relative to its folder unless
+    absolute), in file order, once each, with what it is: ``file:`` inputs, the data file
+    of ``data:``-fed inputs (those ``overridden`` by ``--input`` excepted) and
+    ``validation: file:``."""
+    paths: dict[str, str] = {}
+    for item in spec.inputs.values():
+        if item.name in (overridden or {}):
+            continue
+        if item.source == "file" and item.path:
+            paths.setdefault(item.path, f"file of input '{item.name}'")
+        elif item.source == "data" and item.column is not None and item.column.file:
+            paths.setdefault(item.column.file, "data file")
+    if spec.validation is not None and spec.validation.file:
+        paths.setdefault(spec.validation.file, "validation file")
+    return paths
+
+
+def check_carried_size(sources: Sequence[tuple[str, str, Path]]) -> None:
+    """Refuse, from their sizes (nothing is read), ``(name, what, path)`` files that together
+    are more than a task carries; a missing one is a ``FileNotFoundError`` saying what it is."""
+    sizes = []
+    for name, what, path in sources:
+        try:
+            sizes.append((path.stat().st_size, name))
+        except FileNotFoundError:
+            raise FileNotFoundError(2, f"{what} not found", str(path)) from None
+    total = sum(size for size, _ in sizes)
+    if total <= MAX_CARRIED_BYTES:
+        return
+    largest = ", ".join(f"{name} ({_mib(size)})" for size, name in sorted(sizes, reverse=True)[:3])
+    raise SweepOptionError(
+        f"the files every sweep point carries to its worker total {_mib(total)}, over the "
+        f"limit of {_mib(MAX_CARRIED_BYTES)} (each point's task holds its own copy): "
+        f"{largest}; sweep over a smaller sample of the data, or run the points one at a time "
+        "with `graphtool train`")
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 2**10:.1f} KiB"

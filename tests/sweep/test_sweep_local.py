@@ -1,17 +1,20 @@
 """`graphtool sweep` on a real distributed.LocalCluster of worker processes (started once for
 the module): a 6-point train sweep equal to the points run one at a time with `graphtool
 train`, a bench sweep, a failing point recorded while the rest run, --resume running only the
-missing points, the default local cluster, and Ctrl-C keeping the finished rows."""
+missing points, a data-fed spec (its data file travels with the tasks; editing it reruns the
+points), the default local cluster, and Ctrl-C keeping the finished rows."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
-from sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
+from sweep_helpers import SPEC, SPECS, assert_train_rows_equal_alone, invoke, sweep_rows
 
 from graphcore.sweep import local_cluster
 
@@ -228,3 +231,46 @@ def test_plugin_ops_travel_to_the_workers(scheduler, tmp_path):
     assert alone.exit_code == 0, alone.stderr
     assert rows[1]["figures"]["loss"] == json.loads(alone.stdout)["loss"]
     assert f"--plugin {tmp_path / 'ops.py'}" in result.stdout.splitlines()[-1]
+
+
+def test_a_data_fed_spec_sweeps_as_graphtool_train_and_evaluate(scheduler, tmp_path):
+    """The issue's line: every point of digits_mlp trains (its data file reached the worker);
+    a row's validation figures are `graphtool evaluate` of `graphtool train --save` for it."""
+    spec = SPECS / "digits_mlp.yaml"
+    result = invoke("sweep", spec, "--grid", "train.lr=1e-3,3e-3", "--grid", "train.steps=20",
+                    "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path, "digits_mlp")
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    for row in rows:
+        saved = tmp_path / f"point{row['index']}.npz"
+        train = invoke("train", spec, "--lr", row["settings"]["train.lr"], "--steps", "20",
+                       "--save", saved, "-q", "--out-dir", tmp_path / "alone")
+        assert train.exit_code == 0, train.stderr
+        evaluated = invoke("evaluate", spec, "--params", saved, "--json")
+        assert evaluated.exit_code == 0, evaluated.stderr
+        doc = json.loads(evaluated.stdout)
+        assert row["figures"]["validation_loss"] == doc["loss"]
+        assert row["figures"]["validation_accuracy"] == doc["accuracy"]
+    assert result.stdout.splitlines()[-1].startswith("best (validation_loss): graphtool train ")
+
+
+def test_editing_the_data_file_reruns_the_points_on_resume(scheduler, tmp_path):
+    (tmp_path / "data").mkdir()
+    shutil.copy(SPECS / "digits_mlp.yaml", tmp_path / "digits_mlp.yaml")
+    data = tmp_path / "data" / "digits.npz"
+    shutil.copy(SPECS / "data" / "digits.npz", data)
+    args = ["sweep", tmp_path / "digits_mlp.yaml", "--grid", "train.batch_size=16,64",
+            "--grid", "train.steps=4", "--scheduler", scheduler, "--out-dir", tmp_path / "out"]
+    first = invoke(*args)
+    assert first.exit_code == 0, first.stderr
+    same = invoke(*args, "--resume")
+    assert "resuming: 2 of 2 points already done" in same.stderr, same.stderr
+    with np.load(data) as arrays:
+        fewer = {name: arrays[name][:1000] for name in arrays.files}
+    np.savez(data, **fewer)
+    edited = invoke(*args, "--resume")
+    assert edited.exit_code == 0, edited.stderr
+    assert "resuming: 0 of 2 points already done" in edited.stderr
+    rows = sweep_rows(tmp_path / "out", "digits_mlp")
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), rows

@@ -1,8 +1,10 @@
 """`graphtool sweep --scheduler` against a cluster started as separate processes on loopback:
 `dask scheduler` and two `dask worker`s (one thread each, offering the graphtool resource).
 A 6-point train sweep spread over both workers equals the points run alone; a bench sweep
-has every row; a failing point is recorded; --resume runs only the missing points."""
+has every row; a failing point is recorded; --resume runs only the missing points; a data-fed
+spec's data and validation files reach workers started elsewhere."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sweep_helpers import SPEC, assert_train_rows_equal_alone, invoke, sweep_rows
+from sweep_helpers import SPEC, SPECS, assert_train_rows_equal_alone, invoke, sweep_rows
 
 distributed = pytest.importorskip("distributed")
 DASK = Path(sys.executable).with_name("dask")
@@ -95,3 +97,34 @@ def test_resume_on_separate_workers(cluster, tmp_path):
     assert second.exit_code == 0, second.stderr
     assert "resuming: 2 of 4" in second.stderr and second.stderr.count("] point ") == 2
     assert len(sweep_rows(tmp_path)) == 4
+
+
+def test_data_and_validation_files_reach_separate_workers(cluster, tmp_path):
+    """digits_mlp with its data file and a validation file outside the spec's folder: the
+    workers (started in another folder) train every point from the files the tasks carry."""
+    import numpy as np
+
+    address, workers = cluster
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    with np.load(SPECS / "data" / "digits.npz") as arrays:
+        images, labels = arrays["images"], arrays["labels"]
+    np.savez(project / "data" / "digits.npz", images=images[:1500], labels=labels[:1500])
+    np.savez(tmp_path / "held_out.npz", images=images[1500:], labels=labels[1500:])
+    text = (SPECS / "digits_mlp.yaml").read_text().replace(
+        "validation: 0.2", "validation: {file: ../held_out.npz}")
+    (project / "digits_mlp.yaml").write_text(text)
+    result = invoke("sweep", project / "digits_mlp.yaml", "--grid", "train.lr=1e-3,3e-3",
+                    "--grid", "train.steps=10", "--scheduler", address, "--out-dir",
+                    tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    rows = sweep_rows(tmp_path / "out", "digits_mlp")
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    assert {r["worker"] for r in rows} <= workers
+    saved = tmp_path / "point.npz"
+    assert invoke("train", project / "digits_mlp.yaml", "--lr", "1e-3", "--steps", "10",
+                  "--save", saved, "-q", "--out-dir", tmp_path / "alone").exit_code == 0
+    evaluated = invoke("evaluate", project / "digits_mlp.yaml", "--params", saved, "--json")
+    doc = json.loads(evaluated.stdout)
+    assert doc["rows"] == len(labels) - 1500  # the held-out file, not a split
+    assert rows[0]["figures"]["validation_loss"] == doc["loss"]
