@@ -15,12 +15,13 @@ Every data-fed input has a named leading axis (``batch``): one spec runs on any 
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
 from graphcore import optimizers
 from graphcore.spec.model import DataColumn, DataSpec, InputSpec, TrainSpec, ValidationSpec
-from graphcore.spec.validation import did_you_mean, show
+from graphcore.spec.validation import did_you_mean, items_of, show
 from graphcore.spec.yaml_source import LMap
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
@@ -81,7 +82,9 @@ class WorkflowReader:
             column = self.read_column(name, node[name])
             if column is not None:
                 columns[name] = column
-        if not columns:
+            else:  # reported; still in scope, so its uses are not reported again
+                self.input_locs.setdefault(name, node[name].loc)
+        if not any(name != "file" for name in node):
             self.error(node.loc, "data names no input; add one, e.g. `x: {columns: [a, b]}`")
         for column in columns.values():
             column.file = path
@@ -91,7 +94,7 @@ class WorkflowReader:
     def read_column(self, name: str, node: Any) -> DataColumn | None:
         if not isinstance(node, LMap):
             self.error(node.loc, f"data input '{name}' must be a mapping such as "
-                       "{column: label} or {key: images}")
+                       "{column: label} or {key: images}", _column_hint(name, node))
             return None
         for key in node:
             if key not in COLUMN_KEYS:
@@ -102,7 +105,9 @@ class WorkflowReader:
             value = self.value(node["columns"])
             if not isinstance(value, list) or not value or \
                     not all(isinstance(v, str) for v in value):
-                self.error(node["columns"].loc, "columns must be a list of column names")
+                self.error(node["columns"].loc, "columns must be a list of column names",
+                           f"for one column write column: {value}" if isinstance(value, str)
+                           else None)
             else:
                 column.columns = tuple(value)
         for key in ("column", "key", "values", "offsets", "field"):
@@ -165,8 +170,10 @@ class WorkflowReader:
             if (spec.fraction is None) == (spec.file is None):
                 self.error(node.loc, "validation needs exactly one of fraction or file")
         else:
+            percent = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)\s*%", str(value))
             self.error(node.loc, f"validation must be a fraction in (0, 1) or {{file: PATH}}, "
-                       f"got {show(node)}")
+                       f"got {show(node)}", f"write {float(percent.group(1)) / 100:g} for "
+                       f"{percent.group(0)}" if percent else None)
             return None
         if spec.fraction is not None and not 0 < spec.fraction < 1:
             self.error(node.loc, f"validation fraction must be in (0, 1), got {spec.fraction:g}")
@@ -191,23 +198,19 @@ class WorkflowReader:
         if "checkpoint_every" not in node:
             spec.checkpoint_every = 1
         if "shuffle" in node:
-            shuffle = self.value(node["shuffle"])
-            if not isinstance(shuffle, bool):
-                self.error(node["shuffle"].loc, f"shuffle must be true or false, got "
-                           f"{show(node['shuffle'])}")
-            else:
-                spec.shuffle = shuffle
+            spec.shuffle = self.read_bool(node["shuffle"], "shuffle")
         if "optimizer" in node:
             self.read_optimizer(node["optimizer"], spec)
         if "metrics" in node:
             value = self.value(node["metrics"])
+            items = items_of(node["metrics"], value)
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list):
                 self.error(node["metrics"].loc, "metrics must be a list such as [accuracy]")
             else:
-                for metric in value:
+                for item, metric in zip(items, value, strict=False):
                     if metric not in METRICS:
-                        self.error(node["metrics"].loc, f"unknown metric {metric!r}; choose "
+                        self.error(item.loc, f"unknown metric {self.show(item)}; choose "
                                    f"from {', '.join(METRICS)}",
                                    did_you_mean(str(metric), METRICS))
                 spec.metrics = tuple(m for m in value if m in METRICS)
@@ -262,3 +265,13 @@ class WorkflowReader:
         patience = self.read_int(node.get("patience"), "patience", 3, low=1)
         mode = self.read_choice(node.get("mode"), "mode", ("auto", "min", "max"), "auto")
         return {"metric": metric, "patience": patience, "mode": mode}
+
+
+def _column_hint(name: str, node: Any) -> str | None:
+    """How to write a data input given as its column names (``x: [a, b]``, ``t: label``)."""
+    value = node.to_python()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return f"write {name}: {{columns: [{', '.join(value)}]}}"
+    if isinstance(value, str) and value:
+        return f"write {name}: {{column: {value}}}"
+    return None

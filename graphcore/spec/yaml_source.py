@@ -16,8 +16,10 @@ than one document, an empty spec, a top level that is not a mapping. A YAML synt
 over ``MAX_BYTES`` and nesting deeper than ``MAX_DEPTH`` stop loading and are reported alone.
 
 Values resolve as SafeLoader resolves them (YAML 1.1), except that timestamps stay text. Plain
-scalars that YAML 1.1 reads differently than people expect carry a ``trap`` hint (see
-``trap_hint``) for the validator to attach to its errors.
+scalars that YAML reads differently than people expect carry a ``trap`` hint (``trap_hint``:
+``1e-3`` is text, ``on`` is true, ``op:relu`` is one text; ``folded_hint``: a deeper ``- tanh``
+folded into the item above it), which the validator attaches to any error about that value.
+A syntax error is reported in plain words by ``yaml_errors``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from graphcore.spec.yaml_scalars import (
     _CORE,
     _implicit_value,
     _resolve,
+    folded_hint,
     trap_hint,
 )
 
@@ -181,8 +184,15 @@ class _Builder:
         if node.tag == _INVALID_TAG:
             return LScalar(None, raw, style, loc)
         if not getattr(node, "explicit_tag", False):
-            trap = trap_hint(node.value) if style == "plain" else None
-            return LScalar(_implicit_value(node.value, node.tag), raw, style, loc, trap)
+            value = _implicit_value(node.value, node.tag)
+            trap = None
+            if style == "plain":
+                start = node.start_mark
+                before = (self.source.line(start.line + 1) or "")[:start.column]
+                trap = trap_hint(node.value) or (
+                    folded_hint(raw, value, start.line + 1, before)
+                    if isinstance(value, str) else None)
+            return LScalar(value, raw, style, loc, trap)
         try:
             value = _resolve(node.tag, node.value)
         except (ValueError, KeyError, IndexError):
@@ -197,15 +207,16 @@ class _Builder:
             key = self.key(key_node)
             if key is None:
                 continue
-            if key in result:
-                first = result.key_loc(key)
-                self.error(key_node, f"duplicate key {key!r} (first at line {first.line})")
+            if key.value in result:
+                first = result.key_loc(key.value)
+                self.error(key_node, f"duplicate key {key.value!r} (first at line {first.line})")
                 continue
-            result.add(key, self.loc(key_node), value)
+            result.add(key.value, key.loc, value, key.trap)
         return result
 
-    def key(self, node: yaml.Node) -> str | None:
-        """The key's text, or None (with the problem noted) when it cannot be a spec key."""
+    def key(self, node: yaml.Node) -> LScalar | None:
+        """The key (its value is text), or None (with the problem noted) when it cannot be a
+        spec key."""
         if node.tag == _INVALID_TAG:
             return None
         if node.tag == _CORE + "merge":
@@ -214,7 +225,7 @@ class _Builder:
             return None
         key = self.build(node)
         if isinstance(key, LScalar) and isinstance(key.value, str):
-            return key.value
+            return key
         hint = key.trap if isinstance(key, LScalar) else None
         if hint is None and isinstance(key, LScalar) and key.raw:
             hint = f"quote it ('{key.raw}') if you meant it as a name"

@@ -137,3 +137,37 @@ def test_every_optimizer_lowers_the_loss(name, tmp_path):
     assert result.exit_code == 0, result.stderr
     losses = json.loads(result.stdout)["losses"]
     assert losses[-1] < losses[0]
+
+
+def test_first_contact_mistakes_are_all_located_with_hints_and_exit_65(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("graphtool: 1\ninputs:\n  x: {random: normal, shape: [4, 3]}\n"
+                   "  t: {random: randint, high: 2, shape: [4]}\n"
+                   "graph:\n  - {op: linear, out_size: 2}\n  - relu\n    - tanh\n"
+                   "loss: {op: softmax_cross_entropy, from: [_, t]}\n"
+                   "train: {optimizer: {name: adam, alpha: 1e-2}, metrics: [acc]}\n")
+    result = train(bad, "--out-dir", tmp_path)
+    assert result.exit_code == 65 and result.stdout == ""
+    headlines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert headlines == [
+        f"{bad}:7:5: error: unknown op 'relu - tanh' (this reads as one text 'relu - tanh' "
+        "because '- tanh' on line 8 is indented more than '- relu' on line 7; put list items "
+        "at the same indentation)",
+        f"{bad}:10:40: error: alpha must be a non-negative number, got '1e-2' (YAML 1.1 reads "
+        "1e-2 as text, not a number; write 1.0e-2)",
+        f"{bad}:10:57: error: unknown metric 'acc'; choose from accuracy, mse, mae (did you "
+        "mean 'accuracy'?)",
+    ]
+    assert "Traceback" not in result.stderr and not (tmp_path / "bad").exists()
+
+
+def test_a_mis_indented_then_is_one_located_line_in_words(tmp_path):
+    bad = tmp_path / "then.yaml"
+    bad.write_text("graphtool: 1\ninputs: {x: {zeros: [2, 3]}}\ngraph:\n"
+                   "  - if: mean(x) > 0\n  then: [relu]\nloss: {op: sum}\n")
+    result = train(bad, "--out-dir", tmp_path)
+    assert result.exit_code == 65 and result.stdout == ""
+    assert result.stderr.splitlines()[0] == (
+        f"{bad}:5:3: error: invalid YAML: 'then:' lines up with the '- ' on line 4, so it is "
+        "outside that list item (indent it 4 spaces, like 'if:' on line 4)")
+    assert "found '?'" not in result.stderr and "<block end>" not in result.stderr
