@@ -139,6 +139,36 @@ def test_every_optimizer_lowers_the_loss(name, tmp_path):
     assert losses[-1] < losses[0]
 
 
+LR_DATA_SPEC = """graphtool: 1
+name: lr_line
+data:
+  file: line.csv
+  x: {columns: [a]}
+  y: {columns: [b]}
+train: {epochs: 1, batch_size: 4, lr: 0.05}
+graph:
+  - {op: linear, out_size: 1, from: x, to: p}
+loss: {op: mean_squared_error, from: [p, y]}
+"""
+
+
+def test_train_lr_in_the_spec_is_what_dash_dash_lr_sets(tmp_path):
+    (tmp_path / "line.csv").write_text("a,b\n" + "".join(f"{i},{2 * i}\n" for i in range(8)))
+    spec = tmp_path / "line.yaml"
+    spec.write_text(LR_DATA_SPEC)
+
+    def hyperparameters(*args):
+        result = train(spec, *args, "--json", "-q", "--out-dir", tmp_path)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["hyperparameters"]
+
+    assert hyperparameters() == {"alpha": 0.05}
+    assert hyperparameters("--lr", "0.2") == {"alpha": 0.2}
+    assert hyperparameters("--optimizer", "sgd") == {"lr": 0.05}
+    spec.write_text(LR_DATA_SPEC.replace("lr: 0.05", "optimizer: {name: adam, alpha: 0.05}"))
+    assert hyperparameters() == {"alpha": 0.05}
+
+
 def test_first_contact_mistakes_are_all_located_with_hints_and_exit_65(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("graphtool: 1\ninputs:\n  x: {random: normal, shape: [4, 3]}\n"

@@ -892,6 +892,8 @@ TRAP = "YAML 1.1 reads 1e-2 as text, not a number; write 1.0e-2"
     # optimizer hyperparameters and train settings
     (HEAD + "graph: [relu]\ntrain: {optimizer: {name: adam, alpha: 1e-2}}\n",
      "model.yaml:6:40", "alpha must be a non-negative number, got '1e-2'"),
+    (HEAD + "graph: [relu]\ntrain: {lr: 1e-2}\n", "model.yaml:6:13",
+     "lr must be a positive number, got '1e-2'"),
     (HEAD + "graph: [relu]\ntrain: {epochs: 1e-2}\n", "model.yaml:6:17",
      "epochs must be an integer, got '1e-2'"),
     # op attributes, and a param that an attribute reads
@@ -932,6 +934,8 @@ def test_the_yaml_1_1_number_hint_applies_wherever_a_number_is_expected(text, wh
     ("{optimizer: {name: momentum, momentun: 0.9}}", "model.yaml:6:37",
      "optimizer momentum has no hyperparameter 'momentun' (it takes lr, momentum)",
      "did you mean 'momentum'?"),
+    ("{learning_rate: 0.1}", "model.yaml:6:9", "train: unknown key 'learning_rate'",
+     "did you mean 'lr'?"),
     ("{batch: 8}", "model.yaml:6:9", "train: unknown key 'batch'",
      "did you mean 'batch_size'?"),
 ])
