@@ -86,9 +86,34 @@ def all_ops() -> dict[str, type[FunctionNode]]:
 
 def suggestion(word: str, choices: object) -> str | None:
     """``"did you mean 'relu'?"`` for the closest of ``choices``, or None (every did-you-mean
-    hint in graphtool comes from here)."""
-    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else None
+    hint in graphtool comes from here).
+
+    The closest is, in order: the same name in another case (``SGD`` -> ``sgd``); the one
+    name that ``word`` abbreviates part by part (``acc`` -> ``accuracy``, ``val_acc`` ->
+    ``validation_accuracy``); else the closest spelling (``sigmod`` -> ``sigmoid``).
+    """
+    names = [str(c) for c in choices]
+    lowered = word.lower()
+    same = [name for name in names if name.lower() == lowered]
+    if same:
+        return f"did you mean '{same[0]}'?" if same[0] != word else None
+    abbreviated = [name for name in names if _abbreviates(lowered, name.lower())]
+    if len(abbreviated) == 1:
+        return f"did you mean '{abbreviated[0]}'?"
+    by_lower = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    close = difflib.get_close_matches(lowered, list(by_lower), n=1, cutoff=0.6)
+    return f"did you mean '{by_lower[close[0]]}'?" if close else None
+
+
+def _abbreviates(word: str, name: str) -> bool:
+    """Whether each ``_``-part of ``word`` (at least two letters) begins the same part of
+    ``name``: ``acc`` abbreviates ``accuracy``, ``val_loss`` ``validation_loss``."""
+    parts, name_parts = word.split("_"), name.split("_")
+    return (len(parts) == len(name_parts) and word != name
+            and all(len(p) >= 2 and n.startswith(p) for p, n in zip(parts, name_parts,
+                                                                    strict=True)))
 
 
 def did_you_mean(word: str, choices: object) -> str:

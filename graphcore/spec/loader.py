@@ -40,11 +40,12 @@ from graphcore.spec.validation import (
     INVALID,
     NAME_PATTERN,
     PARAM_REF,
+    STEP_KINDS,
     Scope,
+    boolean_word_hint,
     did_you_mean,
     items_of,
     show,
-    trap,
 )
 from graphcore.spec.yaml_scalars import MAX_INTEGER_DIGITS
 from graphcore.spec.yaml_source import (
@@ -61,6 +62,9 @@ FORMAT_VERSION = 1
 SPEC_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # it names the outputs/<name>/ folder: never `..`
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs",
             "data", "validation", "train")
+# keys of steps, which a mis-indented line can leave at the top level
+STEP_KEYS = ("then", "else", "body", "max_iters", "on_limit", "as", "carry", "collect",
+             "unroll", "op", "from", "to")
 
 
 def load_spec_file(path: str | os.PathLike[str], overrides: Sequence[str] = (),
@@ -100,6 +104,11 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
         self.input_locs: dict[str, Loc] = {}
         self.set_by: dict[str, str] = {}  # param name -> the --set text that gave its value
         self.data_inputs: dict[str, Any] = {}  # inputs the `data:` section feeds
+        # position -> the trap hint of what is written there (see ``error``); a list's
+        # position also holds its first item's, a $params reference its param's
+        self.traps: dict[tuple[int, int], str] = {}
+        self.param_traps: dict[str, str] = {}
+        _collect_traps(root, self.traps)
 
     # --- entry ------------------------------------------------------------------------------
     def load(self, overrides: Sequence[str], default_name: str) -> Spec:
@@ -107,7 +116,7 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
         for key in root:
             if key not in TOP_KEYS:
                 self.error(root.key_loc(key), f"unknown top-level key '{key}'",
-                           did_you_mean(key, TOP_KEYS))
+                           self.stray_step_key_hint(key) or did_you_mean(key, TOP_KEYS))
         self.check_version()
         self.params = self.read_params(root.get("params"))
         self.apply_overrides(overrides)
@@ -152,8 +161,30 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                     max_elements=self.max_elements, data=data, validation=validation,
                     train=train)
 
+    def stray_step_key_hint(self, key: str) -> str | None:
+        """A top-level key that belongs to a step (``then:`` written at column 1 under
+        ``- if:``): which step line it should be indented under."""
+        if key not in STEP_KEYS:
+            return None
+        loc = self.root.key_loc(key)
+        source = loc.source
+        for number in range(loc.line - 1, 0, -1):
+            text = (source.line(number) if source is not None else None) or ""
+            step = re.match(r"(\s*)- ([a-z_]+):(?:\s|$)", text)
+            if step is not None and step.group(2) in STEP_KINDS:
+                column = len(step.group(1)) + 2
+                return (f"'{key}' belongs to the {step.group(2)} step on line {number}: indent "
+                        f"it {column} spaces, like '{step.group(2)}:'")
+        return f"'{key}' is a key of a step; indent it under the step it belongs to"
+
     # --- small readers ----------------------------------------------------------------------
     def error(self, loc: Loc, message: str, hint: str | None = None) -> None:
+        """Record a problem at ``loc``. Every error about a value YAML reads differently than
+        people expect gets that value's trap hint (``1e-3`` is text, ``on`` is true, a folded
+        ``- item``) here, in one place, whichever check refused it."""
+        trap = self.traps.get((loc.line, loc.col)) if loc.file == self.file else None
+        if trap is not None and trap != hint:
+            hint = trap if hint is None else f"{trap}; {hint}"
         self.errors.append(error_at(loc, message, hint))
 
     def value(self, node: Any) -> Any:
@@ -166,6 +197,8 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                     self.error(node.loc, f"unknown parameter '{key}' in '{v}'",
                                did_you_mean(key, self.params))
                     return INVALID
+                if key in self.param_traps and key not in self.set_by:
+                    self.traps.setdefault((node.loc.line, node.loc.col), self.param_traps[key])
                 return self.params[key]
             return self.unambiguous(node)
         if isinstance(node, LSeq):
@@ -232,7 +265,7 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
         if value is INVALID:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(node.loc, f"{what} must be an integer, got {self.show(node)}", trap(node))
+            self.error(node.loc, f"{what} must be an integer, got {self.show(node)}")
             return default
         if low is not None and value < low:
             self.error(node.loc, f"{what} must be at least {low}, got {value}")
@@ -256,6 +289,10 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                 continue
             params[key] = (self.unambiguous(value) if isinstance(value, LScalar)
                            else value.to_python())
+            traps: dict[tuple[int, int], str] = {}
+            _collect_traps(value, traps)
+            if traps:
+                self.param_traps[key] = next(iter(traps.values()))
         return params
 
     def apply_overrides(self, overrides: Sequence[str]) -> None:
@@ -346,3 +383,22 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                     stack.append((step.body, suffix, repeat))
 
 
+def _collect_traps(node: Any, traps: dict[tuple[int, int], str]) -> None:
+    """Every trap hint in ``node``'s tree by position: scalars', keys', and for a list its
+    first item's too (an error about the whole list is about its values). ``y``/``n`` are
+    left to the checks that expect a boolean (``boolean_word_hint``)."""
+    if isinstance(node, LScalar):
+        if node.trap is not None and boolean_word_hint(node) is None:
+            traps[(node.loc.line, node.loc.col)] = node.trap
+    elif isinstance(node, LMap):
+        for key in node:
+            if node.key_trap(key) is not None:
+                loc = node.key_loc(key)
+                traps[(loc.line, loc.col)] = node.key_trap(key)
+            _collect_traps(node[key], traps)
+    elif isinstance(node, LSeq):
+        before = len(traps)
+        for item in node:
+            _collect_traps(item, traps)
+        if len(traps) > before:
+            traps.setdefault((node.loc.line, node.loc.col), list(traps.values())[before])

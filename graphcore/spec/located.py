@@ -96,15 +96,22 @@ class LMap(Mapping):
     """A mapping from string keys to located values, in file order; remembers each key's loc.
 
     ``get(key)`` returns the located value (or None); ``key_loc(key)`` where the key is written;
-    ``spec[key].loc`` where its value is.
+    ``spec[key].loc`` where its value is; ``key_trap(key)`` the key's trap hint (``op:relu``).
     """
 
     def __init__(self, loc: Loc) -> None:
         self.loc = loc
         self._entries: dict[str, tuple[Loc, Located]] = {}
+        self._key_traps: dict[str, str] = {}
 
-    def add(self, key: str, key_loc: Loc, value: Located) -> None:
+    def add(self, key: str, key_loc: Loc, value: Located, key_trap: str | None = None) -> None:
         self._entries[key] = (key_loc, value)
+        if key_trap is not None:
+            self._key_traps[key] = key_trap
+
+    def key_trap(self, key: str) -> str | None:
+        """The trap hint of ``key`` as written (see ``LScalar.trap``), or None."""
+        return self._key_traps.get(key)
 
     def __getitem__(self, key: str) -> Located:
         return self._entries[key][1]

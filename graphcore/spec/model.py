@@ -107,7 +107,8 @@ class TrainSpec:
     batch_size: int | None = None
     shuffle: bool = True
     optimizer: str = "adam"
-    hyperparameters: dict[str, float] = field(default_factory=dict)
+    hyperparameters: dict[str, float] = field(default_factory=dict)  # Adam's lr as alpha
+    lr: float | None = None  # ``train.lr``: applied as ``--lr`` is, to whichever optimizer runs
     metrics: tuple[str, ...] = ()
     early_stopping: dict[str, Any] | None = None  # {metric, patience, mode}
     checkpoint_every: int = 1  # epochs

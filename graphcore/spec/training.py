@@ -46,18 +46,20 @@ from graphcore import errors, optimizers
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
+from graphcore.spec.validate_workflow import learning_rate_keyword
 
-# name -> (optimizer class, the keyword its learning rate goes to, Chainer's default rate)
-OPTIMIZER_TABLE: dict[str, tuple[type[optimizers.Optimizer], str, float]] = {
-    "sgd": (optimizers.SGD, "lr", 0.01),
-    "momentum": (optimizers.MomentumSGD, "lr", 0.01),
-    "nesterov": (optimizers.NesterovAG, "lr", 0.01),
-    "adagrad": (optimizers.AdaGrad, "lr", 0.001),
-    "rmsprop": (optimizers.RMSprop, "lr", 0.01),
-    "adam": (optimizers.Adam, "alpha", 0.001),
+# name -> (optimizer class, Chainer's default learning rate); the keyword the rate goes to is
+# ``learning_rate_keyword``'s, the one ``train: {lr:}`` and ``--lr`` set for a `train:` spec
+OPTIMIZER_TABLE: dict[str, tuple[type[optimizers.Optimizer], float]] = {
+    "sgd": (optimizers.SGD, 0.01),
+    "momentum": (optimizers.MomentumSGD, 0.01),
+    "nesterov": (optimizers.NesterovAG, 0.01),
+    "adagrad": (optimizers.AdaGrad, 0.001),
+    "rmsprop": (optimizers.RMSprop, 0.01),
+    "adam": (optimizers.Adam, 0.001),
 }
 OPTIMIZERS = tuple(OPTIMIZER_TABLE)
-DEFAULT_LR = {name: default for name, (_, _, default) in OPTIMIZER_TABLE.items()}
+DEFAULT_LR = {name: default for name, (_, default) in OPTIMIZER_TABLE.items()}
 
 Inputs = dict[str, Any]
 
@@ -120,8 +122,8 @@ def make_optimizer(name: str, lr: float | None = None) -> tuple[optimizers.Optim
     lr = DEFAULT_LR[name] if lr is None else float(lr)
     if not lr > 0 or not np.isfinite(lr):
         raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-    cls, keyword, _ = OPTIMIZER_TABLE[name]
-    return cls(**{keyword: lr}), lr
+    cls, _ = OPTIMIZER_TABLE[name]
+    return cls(**{learning_rate_keyword(name): lr}), lr
 
 
 def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float | None = None,

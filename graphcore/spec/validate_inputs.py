@@ -13,7 +13,6 @@ from graphcore.spec.validation import (
     SOURCES,
     did_you_mean,
     items_of,
-    trap,
 )
 from graphcore.spec.yaml_source import LMap, Loc
 
@@ -101,8 +100,7 @@ class InputsReader:
             if key in node:
                 value = self.value(node[key])
                 if isinstance(value, bool) or not isinstance(value, int | float):
-                    self.error(node[key].loc, f"{key} must be a number, got {self.show(node[key])}",
-                               trap(node[key]))
+                    self.error(node[key].loc, f"{key} must be a number, got {self.show(node[key])}")
                 elif not math.isfinite(value):  # NaN would pass every range check below
                     self.error(node[key].loc, f"{key} must be a finite number, got "
                                f"{self.show(node[key])}")
@@ -176,7 +174,7 @@ class InputsReader:
                 shape.append(None)
             elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 self.error(item.loc, f"{what}: sizes must be positive integers, got "
-                           f"{self.show(item)}", trap(item))
+                           f"{self.show(item)}")
                 return None
             else:
                 shape.append(size)

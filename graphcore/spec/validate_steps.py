@@ -23,11 +23,11 @@ from graphcore.spec.validation import (
     RESERVED,
     STEP_KINDS,
     Scope,
+    boolean_word_hint,
     describe_types,
     did_you_mean,
     items_of,
     model_attribute,
-    trap,
 )
 from graphcore.spec.yaml_source import LMap, Loc, LScalar, LSeq
 
@@ -44,7 +44,7 @@ class StepsReader(ControlFlowReader):
 
     def read_steps(self, node: Any, scope: Scope, where: str) -> tuple[list[Step], Scope]:
         if not isinstance(node, LSeq):
-            self.error(node.loc, f"{where} must be a list of steps")
+            self.error(node.loc, f"{where} must be a list of steps", _not_a_list_hint(node))
             return [], scope
         if len(node) == 0:
             self.error(node.loc, f"{where} has no steps")
@@ -67,8 +67,7 @@ class StepsReader(ControlFlowReader):
             what = "none" if not kinds else ", ".join(kinds)
             hint = None
             if not kinds:
-                hint = next((did_you_mean(k, STEP_KINDS) for k in node
-                             if did_you_mean(k, STEP_KINDS)), None)
+                hint = _no_kind_hint(node)
             self.error(node.loc, f"a step needs exactly one of {', '.join(STEP_KINDS)} "
                        f"(found {what})", hint)
             return None, scope
@@ -139,7 +138,7 @@ class StepsReader(ControlFlowReader):
             if attr.required and key not in step.attrs and not (
                     node is not None and key in node):
                 self.error(loc, f"op '{op}' needs attribute '{key}' ({attr.doc})")
-        self.check_arity(op, arity, step, loc)
+        self.check_arity(op, arity, step, loc, bare=node is None)
         self.check_sizes(op, step, loc)
         if step.layer and step.name:
             self.check_shared(step)
@@ -184,7 +183,8 @@ class StepsReader(ControlFlowReader):
             ok = list in types or tuple in types
         if not ok:
             self.error(node.loc, f"attribute '{key}' of '{op}' must be "
-                       f"{describe_types(types)}, got {self.show(node)}", trap(node))
+                       f"{describe_types(types)}, got {self.show(node)}",
+                       boolean_word_hint(node) if bool in types else None)
             return INVALID
         if attr.items is int and isinstance(value, list) and not all(
                 type(v) is int for v in value):
@@ -268,11 +268,16 @@ class StepsReader(ControlFlowReader):
             return (PREVIOUS,), ()
         return tuple(out), (tuple(parts) if any(p is not None for p in parts) else ())
 
-    def check_arity(self, op: str, arity: int | None, step: OpStep, loc: Loc) -> None:
+    def check_arity(self, op: str, arity: int | None, step: OpStep, loc: Loc,
+                    bare: bool = False) -> None:
         n = len(step.inputs)
         if arity is not None and n != arity:
+            named = ", ".join("ab"[i] if i < 2 else f"v{i}" for i in range(arity))
+            hint = None
+            if bare and n < arity:  # `- add` / `loss: softmax_cross_entropy`: no from: yet
+                hint = f"write it as a mapping to name them: {{op: {op}, from: [{named}]}}"
             self.error(loc, f"op '{op}' takes {arity} input{'s' * (arity != 1)}, got {n}"
-                       + ("" if n > 1 else " (name them with from: [a, b])"))
+                       + ("" if n > 1 or hint else " (name them with from: [a, b])"), hint)
 
     def check_sizes(self, op: str, step: OpStep, loc: Loc) -> None:
         """Refuse a layer whose known sizes, or an op whose ``shape``, exceed the size limit."""
@@ -301,7 +306,8 @@ class StepsReader(ControlFlowReader):
             return False
         value = self.value(node)
         if not isinstance(value, bool):
-            self.error(node.loc, f"{what} must be true or false, got {self.show(node)}")
+            self.error(node.loc, f"{what} must be true or false, got {self.show(node)}",
+                       boolean_word_hint(node))
             return False
         return value
 
@@ -323,3 +329,28 @@ def _range_words(attr: Attr) -> str:
     if attr.high is not None:
         return f" of at most {attr.high}"
     return ""
+
+
+def _not_a_list_hint(node: Any) -> str | None:
+    """Why a value that should be a list of steps is not one, when the text shows it."""
+    if isinstance(node, LMap):
+        return "write each step on its own line, starting with '- ': '- relu' or '- {op: " \
+               "linear, out_size: 4}'"
+    if isinstance(node, LScalar) and isinstance(node.value, str) \
+            and node.value.startswith("-") and not node.value.startswith("- "):
+        return "a list item needs a space after '-': '- " + node.value[1:].split()[0] + "'"
+    return None
+
+
+def _no_kind_hint(node: LMap) -> str | None:
+    """Why a step mapping names no kind: a key written without its space (``{op:relu}``), an
+    op name used as the key (``- linear: {out_size: 3}``), or a misspelt kind."""
+    for key in node:
+        if node.key_trap(key) is not None:
+            return node.key_trap(key)
+    for key in node:
+        if key in LAYERS or key in all_ops():
+            return (f"write the op's name under op: and its attributes beside it: "
+                    f"{{op: {key}, ...}}")
+    return next((did_you_mean(k, STEP_KINDS) for k in node if did_you_mean(k, STEP_KINDS)),
+                None)

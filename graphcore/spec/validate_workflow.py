@@ -15,12 +15,14 @@ Every data-fed input has a named leading axis (``batch``): one spec runs on any 
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from pathlib import Path
 from typing import Any
 
 from graphcore import optimizers
 from graphcore.spec.model import DataColumn, DataSpec, InputSpec, TrainSpec, ValidationSpec
-from graphcore.spec.validation import did_you_mean, show
+from graphcore.spec.validation import INVALID, did_you_mean, items_of, show
 from graphcore.spec.yaml_source import LMap
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
@@ -32,8 +34,9 @@ OPTIMIZER_CLASSES: dict[str, type[optimizers.Optimizer]] = {
     "adadelta": optimizers.AdaDelta, "adam": optimizers.Adam,
 }
 METRICS = ("accuracy", "mse", "mae")
-TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "metrics",
+TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "lr", "metrics",
               "early_stopping", "checkpoint_every", "log_every")
+LEARNING_RATE_WORDS = ("learning_rate", "learningrate", "learning_rate_init", "rate")
 DEFAULT_BATCH_DIM = "batch"
 
 
@@ -53,6 +56,20 @@ def optimizer_hyperparameters(name: str) -> tuple[str, ...]:
     params = inspect.signature(OPTIMIZER_CLASSES[name].__init__).parameters
     names = tuple(p for p in params if p != "self")
     return names + ("lr",) if "alpha" in names and "lr" not in names else names
+
+
+def learning_rate_keyword(name: str) -> str | None:
+    """The hyperparameter that is optimizer ``name``'s learning rate: ``lr``, ``alpha`` for
+    Adam (Chainer's name), None for AdaDelta (it has none). ``train: {lr: X}``, ``--lr X`` and
+    a sweep's ``train.lr=X`` all set this one."""
+    params = inspect.signature(OPTIMIZER_CLASSES[name].__init__).parameters
+    if "lr" in params:
+        return "lr"
+    return "alpha" if "alpha" in params else None
+
+
+def _learning_rate_hint(key: str) -> str | None:
+    return "did you mean 'lr'?" if key.lower() in LEARNING_RATE_WORDS else None
 
 
 class WorkflowReader:
@@ -81,7 +98,9 @@ class WorkflowReader:
             column = self.read_column(name, node[name])
             if column is not None:
                 columns[name] = column
-        if not columns:
+            else:  # reported; still in scope, so its uses are not reported again
+                self.input_locs.setdefault(name, node[name].loc)
+        if not any(name != "file" for name in node):
             self.error(node.loc, "data names no input; add one, e.g. `x: {columns: [a, b]}`")
         for column in columns.values():
             column.file = path
@@ -91,7 +110,7 @@ class WorkflowReader:
     def read_column(self, name: str, node: Any) -> DataColumn | None:
         if not isinstance(node, LMap):
             self.error(node.loc, f"data input '{name}' must be a mapping such as "
-                       "{column: label} or {key: images}")
+                       "{column: label} or {key: images}", _column_hint(name, node))
             return None
         for key in node:
             if key not in COLUMN_KEYS:
@@ -102,7 +121,9 @@ class WorkflowReader:
             value = self.value(node["columns"])
             if not isinstance(value, list) or not value or \
                     not all(isinstance(v, str) for v in value):
-                self.error(node["columns"].loc, "columns must be a list of column names")
+                self.error(node["columns"].loc, "columns must be a list of column names",
+                           f"for one column write column: {value}" if isinstance(value, str)
+                           else None)
             else:
                 column.columns = tuple(value)
         for key in ("column", "key", "values", "offsets", "field"):
@@ -165,8 +186,10 @@ class WorkflowReader:
             if (spec.fraction is None) == (spec.file is None):
                 self.error(node.loc, "validation needs exactly one of fraction or file")
         else:
+            percent = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)\s*%", str(value))
             self.error(node.loc, f"validation must be a fraction in (0, 1) or {{file: PATH}}, "
-                       f"got {show(node)}")
+                       f"got {show(node)}", f"write {float(percent.group(1)) / 100:g} for "
+                       f"{percent.group(0)}" if percent else None)
             return None
         if spec.fraction is not None and not 0 < spec.fraction < 1:
             self.error(node.loc, f"validation fraction must be in (0, 1), got {spec.fraction:g}")
@@ -181,7 +204,7 @@ class WorkflowReader:
         for key in node:
             if key not in TRAIN_KEYS:
                 self.error(node.key_loc(key), f"train: unknown key '{key}'",
-                           did_you_mean(key, TRAIN_KEYS))
+                           _learning_rate_hint(key) or did_you_mean(key, TRAIN_KEYS))
         spec = TrainSpec(node.loc)
         for key in ("epochs", "steps", "batch_size", "checkpoint_every", "log_every"):
             if key in node:
@@ -191,23 +214,21 @@ class WorkflowReader:
         if "checkpoint_every" not in node:
             spec.checkpoint_every = 1
         if "shuffle" in node:
-            shuffle = self.value(node["shuffle"])
-            if not isinstance(shuffle, bool):
-                self.error(node["shuffle"].loc, f"shuffle must be true or false, got "
-                           f"{show(node['shuffle'])}")
-            else:
-                spec.shuffle = shuffle
+            spec.shuffle = self.read_bool(node["shuffle"], "shuffle")
         if "optimizer" in node:
             self.read_optimizer(node["optimizer"], spec)
+        if "lr" in node:
+            self.read_train_lr(node, spec)
         if "metrics" in node:
             value = self.value(node["metrics"])
+            items = items_of(node["metrics"], value)
             value = [value] if isinstance(value, str) else value
             if not isinstance(value, list):
                 self.error(node["metrics"].loc, "metrics must be a list such as [accuracy]")
             else:
-                for metric in value:
+                for item, metric in zip(items, value, strict=False):
                     if metric not in METRICS:
-                        self.error(node["metrics"].loc, f"unknown metric {metric!r}; choose "
+                        self.error(item.loc, f"unknown metric {self.show(item)}; choose "
                                    f"from {', '.join(METRICS)}",
                                    did_you_mean(str(metric), METRICS))
                 spec.metrics = tuple(m for m in value if m in METRICS)
@@ -234,8 +255,14 @@ class WorkflowReader:
         for key, number in hyper.items():
             where = node.key_loc(key)
             if key not in allowed:
+                hint = did_you_mean(key, allowed)
+                if learning_rate_keyword(name) is None and (
+                        key == "lr" or _learning_rate_hint(key)):
+                    hint = f"{name} has no learning rate: it adapts its steps from rho and eps"
+                elif _learning_rate_hint(key):
+                    hint = _learning_rate_hint(key)
                 self.error(where, f"optimizer {name} has no hyperparameter '{key}' (it takes "
-                           f"{', '.join(allowed)})", did_you_mean(key, allowed))
+                           f"{', '.join(allowed)})", hint)
             elif isinstance(number, bool) or not isinstance(number, int | float) \
                     or not number >= 0:
                 self.error(node[key].loc, f"{key} must be a non-negative number, got "
@@ -243,6 +270,40 @@ class WorkflowReader:
         spec.optimizer = name
         spec.hyperparameters = {k: float(v) for k, v in hyper.items() if k in allowed
                                 and isinstance(v, int | float) and not isinstance(v, bool)}
+        keyword = learning_rate_keyword(name)
+        if keyword != "lr" and "lr" in spec.hyperparameters:  # Adam's lr is its alpha
+            rate = spec.hyperparameters.pop("lr")
+            if spec.hyperparameters.setdefault(keyword, rate) != rate:
+                self.error(node.key_loc("lr"), f"optimizer {name}: lr {rate:g} and {keyword} "
+                           f"{spec.hyperparameters[keyword]:g} are two values for its one "
+                           "learning rate", f"keep one: lr is another name for {name}'s "
+                           f"{keyword}")
+
+    def read_train_lr(self, node: LMap, spec: TrainSpec) -> None:
+        """``train: {lr: X}``: the optimizer's learning rate, as ``--lr X`` sets it (refused
+        where the optimizer has none, or gives its own different one)."""
+        value = self.value(node["lr"])
+        if value is INVALID:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                value > 0 and math.isfinite(value)):
+            self.error(node["lr"].loc, f"lr must be a positive number, got "
+                       f"{self.show(node['lr'])}")
+            return
+        keyword = learning_rate_keyword(spec.optimizer)
+        if keyword is None:
+            having = [n for n in OPTIMIZER_CLASSES if learning_rate_keyword(n) is not None]
+            self.error(node.key_loc("lr"), f"train: optimizer {spec.optimizer} has no "
+                       "learning rate for lr to set", f"remove lr, or choose an optimizer "
+                       f"that has one: {', '.join(having)}")
+            return
+        own = spec.hyperparameters.get(keyword)
+        if own is not None and own != float(value):
+            self.error(node.key_loc("lr"), f"train: lr {value:g} and the optimizer's "
+                       f"{keyword} {own:g} are two values for one learning rate",
+                       "keep one of them")
+            return
+        spec.lr = float(value)
 
     def read_early_stopping(self, node: Any, spec: TrainSpec) -> dict[str, Any] | None:
         if not isinstance(node, LMap):
@@ -262,3 +323,13 @@ class WorkflowReader:
         patience = self.read_int(node.get("patience"), "patience", 3, low=1)
         mode = self.read_choice(node.get("mode"), "mode", ("auto", "min", "max"), "auto")
         return {"metric": metric, "patience": patience, "mode": mode}
+
+
+def _column_hint(name: str, node: Any) -> str | None:
+    """How to write a data input given as its column names (``x: [a, b]``, ``t: label``)."""
+    value = node.to_python()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return f"write {name}: {{columns: [{', '.join(value)}]}}"
+    if isinstance(value, str) and value:
+        return f"write {name}: {{column: {value}}}"
+    return None

@@ -19,6 +19,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 # ``from: parts[1]`` takes one part of a value of several arrays (``_[0]`` of the last one).
 PART_PATTERN = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|_)\[(-?[0-9]+)\]$")
 PARAM_REF = "$params."
+TEXT_BOOLEAN_WORDS = ("y", "n")  # YAML 1.1 booleans that PyYAML reads as text
 # 1e-3: YAML 1.1 text. Each part matches one way only, so a long run of digits is linear time.
 FLOAT_12 = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)[eE][-+]?\d+$")
 MAX_TRIPS = 100_000  # trips of one loop: a repeat count, a while's max_iters, a for_each
@@ -87,8 +88,14 @@ def show(node: Any) -> str:
     return repr(node)
 
 
-def trap(node: Any) -> str | None:
-    return node.trap if isinstance(node, LScalar) else None
+def boolean_word_hint(node: Any) -> str | None:
+    """The trap hint of ``y`` / ``n``, which YAML 1.1 defines as booleans but PyYAML reads as
+    text: only where a boolean is expected (elsewhere the text is what was meant), so the
+    loader does not attach it to every error the way it does other traps."""
+    if isinstance(node, LScalar) and isinstance(node.value, str) and node.trap is not None \
+            and node.value.lower() in TEXT_BOOLEAN_WORDS:
+        return node.trap
+    return None
 
 
 def source_line(loc: Loc) -> str | None:

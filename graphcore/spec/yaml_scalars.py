@@ -8,6 +8,7 @@ import re
 import yaml
 
 from graphcore.spec.located import (
+    _LINE_BREAK,
     LScalar,
 )
 
@@ -108,7 +109,7 @@ def _text_trap(text: str) -> str | None:
                 f"not a valid octal number); write {_without_zeros(text)} for the number")
     if lowered in _FLOAT_WORDS:
         return f"{text} is text in YAML; write {_FLOAT_WORDS[lowered]} for the number"
-    return None
+    return glued_key_hint(text)
 
 
 def _number_trap(text: str, value: int | float) -> str | None:
@@ -131,3 +132,36 @@ def _without_zeros(text: str) -> str:
     return sign + (digits or "0")
 
 
+def folded_hint(raw: str, value: str, line: int, before: str) -> str | None:
+    """A hint when a plain scalar over several lines holds what look like list items: YAML
+    folds ``- relu`` / ``    - tanh`` (the second item indented deeper) into the one text
+    ``'relu - tanh'``. ``raw`` is the scalar's source text, starting on 1-based ``line`` after
+    ``before`` (that line's text up to the scalar)::
+
+        folded_hint("relu\\n    - tanh", "relu - tanh", 6, "  - ")
+        # "this reads as one text 'relu - tanh' because '- tanh' on line 7 is indented more
+        #  than '- relu' on line 6; put list items at the same indentation"
+    """
+    lines = _LINE_BREAK.split(raw)
+    folded = next(((number, text.strip()) for number, text in enumerate(lines[1:], line + 1)
+                   if text.strip() == "-" or text.strip().startswith("- ")), None)
+    if folded is None:
+        return None
+    number, item = folded
+    above = (f"'- {lines[0].strip()}' on line {line}" if before.rstrip().endswith("-")
+             else f"line {line}")
+    return (f"this reads as one text {value!r} because '{item}' on line {number} is indented "
+            f"more than {above}; put list items at the same indentation")
+
+
+_GLUED_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):([^\s/\\].*)", re.DOTALL)
+
+
+def glued_key_hint(text: str) -> str | None:
+    """A hint when a plain scalar reads ``key:value`` with no space after the colon: YAML needs
+    ``': '`` to see a key, so ``op:relu`` is one text."""
+    glued = _GLUED_KEY.fullmatch(text)
+    if glued is None:
+        return None
+    return (f"YAML reads {text!r} as one text: a key needs a space after its ':' "
+            f"({glued.group(1)}: {glued.group(2)})")

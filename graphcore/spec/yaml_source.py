@@ -16,20 +16,20 @@ than one document, an empty spec, a top level that is not a mapping. A YAML synt
 over ``MAX_BYTES`` and nesting deeper than ``MAX_DEPTH`` stop loading and are reported alone.
 
 Values resolve as SafeLoader resolves them (YAML 1.1), except that timestamps stay text. Plain
-scalars that YAML 1.1 reads differently than people expect carry a ``trap`` hint (see
-``trap_hint``) for the validator to attach to its errors.
+scalars that YAML reads differently than people expect carry a ``trap`` hint (``trap_hint``:
+``1e-3`` is text, ``on`` is true, ``op:relu`` is one text; ``folded_hint``: a deeper ``- tanh``
+folded into the item above it), which the validator attaches to any error about that value.
+A syntax error is reported in plain words by ``yaml_errors``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
 import yaml
 
 from graphcore.errors import SpecError, SpecErrors
 from graphcore.spec.located import (
-    _LINE_BREAK,
     LMap,
     Loc,
     Located,
@@ -39,10 +39,12 @@ from graphcore.spec.located import (
     describe,
     error_at,
 )
+from graphcore.spec.yaml_errors import mark_error, reader_error, syntax_error
 from graphcore.spec.yaml_scalars import (
     _CORE,
     _implicit_value,
     _resolve,
+    folded_hint,
     trap_hint,
 )
 
@@ -182,8 +184,15 @@ class _Builder:
         if node.tag == _INVALID_TAG:
             return LScalar(None, raw, style, loc)
         if not getattr(node, "explicit_tag", False):
-            trap = trap_hint(node.value) if style == "plain" else None
-            return LScalar(_implicit_value(node.value, node.tag), raw, style, loc, trap)
+            value = _implicit_value(node.value, node.tag)
+            trap = None
+            if style == "plain":
+                start = node.start_mark
+                before = (self.source.line(start.line + 1) or "")[:start.column]
+                trap = trap_hint(node.value) or (
+                    folded_hint(raw, value, start.line + 1, before)
+                    if isinstance(value, str) else None)
+            return LScalar(value, raw, style, loc, trap)
         try:
             value = _resolve(node.tag, node.value)
         except (ValueError, KeyError, IndexError):
@@ -198,15 +207,16 @@ class _Builder:
             key = self.key(key_node)
             if key is None:
                 continue
-            if key in result:
-                first = result.key_loc(key)
-                self.error(key_node, f"duplicate key {key!r} (first at line {first.line})")
+            if key.value in result:
+                first = result.key_loc(key.value)
+                self.error(key_node, f"duplicate key {key.value!r} (first at line {first.line})")
                 continue
-            result.add(key, self.loc(key_node), value)
+            result.add(key.value, key.loc, value, key.trap)
         return result
 
-    def key(self, node: yaml.Node) -> str | None:
-        """The key's text, or None (with the problem noted) when it cannot be a spec key."""
+    def key(self, node: yaml.Node) -> LScalar | None:
+        """The key (its value is text), or None (with the problem noted) when it cannot be a
+        spec key."""
         if node.tag == _INVALID_TAG:
             return None
         if node.tag == _CORE + "merge":
@@ -215,7 +225,7 @@ class _Builder:
             return None
         key = self.build(node)
         if isinstance(key, LScalar) and isinstance(key.value, str):
-            return key.value
+            return key
         hint = key.trap if isinstance(key, LScalar) else None
         if hint is None and isinstance(key, LScalar) and key.raw:
             hint = f"quote it ('{key.raw}') if you meant it as a name"
@@ -235,13 +245,13 @@ def load_yaml(text: str, file: str = "<spec>") -> LMap:
     try:
         root, problems = _compose(text)
     except yaml.reader.ReaderError as err:
-        raise SpecErrors([_reader_error(source, text, err)]) from None
+        raise SpecErrors([reader_error(source, text, err)]) from None
     except yaml.MarkedYAMLError as err:
-        raise SpecErrors([_syntax_error(source, err)]) from None
+        raise SpecErrors([syntax_error(source, text, err)]) from None
     except _TooDeep as err:
         message = f"the spec nests deeper than {MAX_DEPTH} levels"
-        raise SpecErrors([_mark_error(source, err.mark, message, word=False)]) from None
-    errors = [_mark_error(source, mark, message, hint) for mark, message, hint in problems]
+        raise SpecErrors([mark_error(source, err.mark, message, word=False)]) from None
+    errors = [mark_error(source, mark, message, hint) for mark, message, hint in problems]
     builder = _Builder(source, text)
     tree = builder.build(root) if root is not None else None
     errors += builder.errors
@@ -271,100 +281,3 @@ def load_yaml_file(path: str | os.PathLike[str]) -> LMap:
                    f"{err.start})")
         raise SpecErrors([SpecError(message, file, 1, 1, hint="save the file as UTF-8")]) from None
     return load_yaml(text, file)
-
-
-# ---------------------------------------------------------------- PyYAML errors -> SpecError
-
-_SYNTAX_HINTS = [
-    ("found character '\\t'", "indent with spaces; YAML does not allow tabs there"),
-    ("cannot start any token", "quote a value that starts with this character"),
-    ("mapping values are not allowed here", "quote a value that contains ': ', or check the "
-                                            "indentation"),
-    ("expected <block end>", "check the indentation of this line"),
-    ("could not find expected ':'", "a key needs ': ' after it; or check the indentation"),
-    ("unknown escape character", "in double quotes write \\\\ for a backslash, or use single "
-                                 "quotes"),
-]
-_TOKEN_WORDS = [("'<stream end>'", "the end of the file"), ("<stream end>", "the end of the file"),
-                ("'<block mapping start>'", "a new mapping"), ("<block end>", "the end of a block"),
-                ("'<block sequence start>'", "a new list")]
-
-
-def _syntax_error(source: SourceText, err: yaml.MarkedYAMLError) -> SpecError:
-    mark = err.problem_mark or err.context_mark
-    if err.problem_mark is not None and "expected <block end>" in (err.problem or ""):
-        wrong = _misindented(source, err.problem_mark.line + 1)
-        if wrong is not None:
-            return wrong
-    problem = err.problem or err.context or "malformed YAML"
-    for token, words in _TOKEN_WORDS:
-        problem = problem.replace(token, words)
-    message = f"invalid YAML: {problem}"
-    if err.problem and err.context and err.context_mark is not None:
-        message += f" ({err.context} at line {err.context_mark.line + 1})"
-    hint = next((hint for key, hint in _SYNTAX_HINTS if key in (err.problem or "")), None)
-    if mark is None:
-        return source.error(1, 1, message, hint=hint)
-    return _mark_error(source, mark, message, hint, word=False)
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip(" "))
-
-
-def _misindented(source: SourceText, problem: int) -> SpecError | None:
-    """An error at the line that is really mis-indented, when it is not PyYAML's problem line.
-
-    PyYAML notices a bad indentation one line late when the odd line opens a block: in
-    ``inputs:`` / ``   x: ...`` / ``  t: ...`` the 3-space ``x`` opens the block and ``t``, the
-    correct one, is reported. The problem line dedented to an indentation no open block has;
-    the lines just above it are deeper. Of those lines' first one and the problem line (both
-    children of the same parent), the one whose step from the parent differs from the
-    file's usual step is the wrong one. None when the problem line is the wrong one.
-    """
-    content = [(n, _indent(text)) for n, text in enumerate(source.lines, 1)
-               if text.strip() and not text.lstrip().startswith("#")]
-    index = next((i for i, (n, _) in enumerate(content) if n == problem), None)
-    if index is None:
-        return None
-    indent = content[index][1]
-    first = index
-    while first > 0 and content[first - 1][1] > indent:
-        first -= 1
-    if first == index or first == 0:
-        return None  # the previous line is not deeper: the problem line itself is wrong
-    parent = content[first - 1][1]
-    block_line, block_indent = content[first]
-    steps: dict[int, int] = {}
-    for (m, a), (n, b) in zip(content, content[1:], strict=False):
-        if b > a and not {m, n} & {block_line, problem}:  # steps of the two suspects don't vote
-            steps[b - a] = steps.get(b - a, 0) + 1
-    usual = max(steps, key=lambda k: (steps[k], k == 2, -k)) if steps else 2
-    if block_indent - parent == usual or indent - parent != usual:
-        return None
-    return source.error(block_line, block_indent + 1,
-                        f"invalid YAML: line {block_line} is indented {block_indent} spaces, "
-                        f"but line {problem} of the same block {indent}",
-                        len(source.line(block_line).strip()) or 1,
-                        hint=f"indent it {indent} spaces, like line {problem}")
-
-
-def _reader_error(source: SourceText, text: str, err: yaml.reader.ReaderError) -> SpecError:
-    before = _LINE_BREAK.split(text[:err.position])
-    line, col = len(before), len(before[-1]) + 1
-    character = err.character if isinstance(err.character, int) else ord(err.character)
-    error = source.error(line, col, f"the spec contains the character U+{character:04X}, which "
-                         "YAML does not allow", hint="remove it, or write it as an escape in "
-                         "double quotes")
-    if error.source_line is not None:  # show U+FFFD instead: a lone surrogate cannot be printed
-        error.source_line = error.source_line[:col - 1] + "\ufffd" + error.source_line[col:]
-    return error
-
-
-def _mark_error(source: SourceText, mark: yaml.Mark, message: str, hint: str | None = None,
-                word: bool = True) -> SpecError:
-    """A SpecError at a PyYAML mark, underlining the word that starts there (or one character)."""
-    line = source.line(mark.line + 1) or ""
-    length = len(re.match(r"\S*", line[mark.column:]).group()) if word else 1
-    return source.error(mark.line + 1, mark.column + 1, message, length, hint)
-

@@ -14,7 +14,7 @@ import numpy as np
 
 from graphcore import errors, optimizers
 from graphcore.spec.model import Spec
-from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES, optimizer_hyperparameters
+from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES, learning_rate_keyword
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH_SIZE = 32
@@ -56,7 +56,13 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
                  steps: int | None = None, batch_size: int | None = None,
                  optimizer: str | None = None, lr: float | None = None,
                  shuffle: bool | None = None, mode: str = "dynamic") -> TrainSettings:
-    """The spec's ``train:`` settings with the caller's overrides applied."""
+    """The spec's ``train:`` settings with the caller's overrides applied.
+
+    The learning rate is one setting however it is given: ``train: {lr: X}`` is the default of
+    ``lr`` (``--lr``, a sweep's ``train.lr``), and either one goes to the learning-rate
+    hyperparameter of the optimizer that runs (``lr``, Adam's ``alpha``) after ``optimizer``
+    (``--optimizer``) has replaced the spec's, as the optimizer's own ``lr``/``alpha`` would.
+    """
     t = spec.train
     s = TrainSettings(seed=spec.seed if seed is None else seed, mode=mode)
     if t is not None:
@@ -81,12 +87,16 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
             raise TrainingOptionError(f"unknown optimizer {optimizer!r}; choose one of "
                                       f"{', '.join(OPTIMIZER_CLASSES)}")
         s.optimizer, s.hyperparameters = optimizer, {}
+    given = lr is not None
+    if not given and t is not None:
+        lr = t.lr
     if lr is not None:
         if not lr > 0 or not np.isfinite(lr):
             raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-        keyword = "alpha" if s.optimizer == "adam" else "lr"
-        if keyword not in optimizer_hyperparameters(s.optimizer):
-            raise TrainingOptionError(f"optimizer {s.optimizer} has no learning rate")
+        keyword = learning_rate_keyword(s.optimizer)
+        if keyword is None:
+            raise TrainingOptionError(f"optimizer {s.optimizer} has no learning rate" + (
+                "" if given else " (the spec's train: sets lr)"))
         s.hyperparameters[keyword] = float(lr)
     for name in ("epochs", "steps", "batch_size"):
         value = getattr(s, name)
@@ -97,7 +107,4 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
 
 
 def make_optimizer(settings: TrainSettings) -> optimizers.Optimizer:
-    hyper = dict(settings.hyperparameters)
-    if settings.optimizer == "adam" and "lr" in hyper:
-        hyper["alpha"] = hyper.pop("lr")
-    return OPTIMIZER_CLASSES[settings.optimizer](**hyper)
+    return OPTIMIZER_CLASSES[settings.optimizer](**settings.hyperparameters)

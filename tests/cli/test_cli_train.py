@@ -137,3 +137,67 @@ def test_every_optimizer_lowers_the_loss(name, tmp_path):
     assert result.exit_code == 0, result.stderr
     losses = json.loads(result.stdout)["losses"]
     assert losses[-1] < losses[0]
+
+
+LR_DATA_SPEC = """graphtool: 1
+name: lr_line
+data:
+  file: line.csv
+  x: {columns: [a]}
+  y: {columns: [b]}
+train: {epochs: 1, batch_size: 4, lr: 0.05}
+graph:
+  - {op: linear, out_size: 1, from: x, to: p}
+loss: {op: mean_squared_error, from: [p, y]}
+"""
+
+
+def test_train_lr_in_the_spec_is_what_dash_dash_lr_sets(tmp_path):
+    (tmp_path / "line.csv").write_text("a,b\n" + "".join(f"{i},{2 * i}\n" for i in range(8)))
+    spec = tmp_path / "line.yaml"
+    spec.write_text(LR_DATA_SPEC)
+
+    def hyperparameters(*args):
+        result = train(spec, *args, "--json", "-q", "--out-dir", tmp_path)
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["hyperparameters"]
+
+    assert hyperparameters() == {"alpha": 0.05}
+    assert hyperparameters("--lr", "0.2") == {"alpha": 0.2}
+    assert hyperparameters("--optimizer", "sgd") == {"lr": 0.05}
+    spec.write_text(LR_DATA_SPEC.replace("lr: 0.05", "optimizer: {name: adam, alpha: 0.05}"))
+    assert hyperparameters() == {"alpha": 0.05}
+
+
+def test_first_contact_mistakes_are_all_located_with_hints_and_exit_65(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("graphtool: 1\ninputs:\n  x: {random: normal, shape: [4, 3]}\n"
+                   "  t: {random: randint, high: 2, shape: [4]}\n"
+                   "graph:\n  - {op: linear, out_size: 2}\n  - relu\n    - tanh\n"
+                   "loss: {op: softmax_cross_entropy, from: [_, t]}\n"
+                   "train: {optimizer: {name: adam, alpha: 1e-2}, metrics: [acc]}\n")
+    result = train(bad, "--out-dir", tmp_path)
+    assert result.exit_code == 65 and result.stdout == ""
+    headlines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert headlines == [
+        f"{bad}:7:5: error: unknown op 'relu - tanh' (this reads as one text 'relu - tanh' "
+        "because '- tanh' on line 8 is indented more than '- relu' on line 7; put list items "
+        "at the same indentation)",
+        f"{bad}:10:40: error: alpha must be a non-negative number, got '1e-2' (YAML 1.1 reads "
+        "1e-2 as text, not a number; write 1.0e-2)",
+        f"{bad}:10:57: error: unknown metric 'acc'; choose from accuracy, mse, mae (did you "
+        "mean 'accuracy'?)",
+    ]
+    assert "Traceback" not in result.stderr and not (tmp_path / "bad").exists()
+
+
+def test_a_mis_indented_then_is_one_located_line_in_words(tmp_path):
+    bad = tmp_path / "then.yaml"
+    bad.write_text("graphtool: 1\ninputs: {x: {zeros: [2, 3]}}\ngraph:\n"
+                   "  - if: mean(x) > 0\n  then: [relu]\nloss: {op: sum}\n")
+    result = train(bad, "--out-dir", tmp_path)
+    assert result.exit_code == 65 and result.stdout == ""
+    assert result.stderr.splitlines()[0] == (
+        f"{bad}:5:3: error: invalid YAML: 'then:' lines up with the '- ' on line 4, so it is "
+        "outside that list item (indent it 4 spaces, like 'if:' on line 4)")
+    assert "found '?'" not in result.stderr and "<block end>" not in result.stderr

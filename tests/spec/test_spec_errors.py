@@ -210,11 +210,25 @@ def test_attribute_outside_its_choices_with_did_you_mean():
 
 
 def test_wrong_arity():
-    errors = errors_of(HEAD + "graph:\n  - add\n  - {op: relu, from: [x, t]}\n")
-    assert [(at(e), e.message) for e in errors] == [
-        ("model.yaml:6:5", "op 'add' takes 2 inputs, got 1 (name them with from: [a, b])"),
-        ("model.yaml:7:5", "op 'relu' takes 1 input, got 2"),
+    errors = errors_of(HEAD + "graph:\n  - {op: add}\n  - {op: relu, from: [x, t]}\n")
+    assert [(at(e), e.message, e.hint) for e in errors] == [
+        ("model.yaml:6:5", "op 'add' takes 2 inputs, got 1 (name them with from: [a, b])", None),
+        ("model.yaml:7:5", "op 'relu' takes 1 input, got 2", None),
     ]
+
+
+@pytest.mark.parametrize(("text", "where", "op"), [
+    (HEAD + "graph:\n  - add\n", "model.yaml:6:5", "add"),
+    (HEAD + "graph:\n  - {op: linear, out_size: 4}\nloss: softmax_cross_entropy\n",
+     "model.yaml:7:7", "softmax_cross_entropy"),
+])
+def test_a_bare_op_name_that_needs_two_inputs_is_shown_as_a_mapping(text, where, op):
+    """Regression: `loss: softmax_cross_entropy` was told to add `from:`, which a bare name
+    cannot have; the hint now writes the mapping out."""
+    e = the_error(text)
+    assert (at(e), e.message, e.hint) == (
+        where, f"op '{op}' takes 2 inputs, got 1",
+        f"write it as a mapping to name them: {{op: {op}, from: [a, b]}}")
 
 
 # ---------------------------------------------------------------- names and scopes
@@ -851,3 +865,142 @@ graph:
     e = the_error(text)
     assert (at(e), e.message) == ("model.yaml:8:25",
                                   "carry 'h': sizes must be positive integers, got 'abs'")
+
+
+# ---------------------------------------------------------------- first-contact mistakes
+
+@pytest.mark.parametrize(("graph", "where", "line"), [
+    ("graph:\n  - relu\n    - tanh\n", "model.yaml:6:5", 7),
+    ("graph:\n  - relu\n   - tanh\n  - sigmoid\n", "model.yaml:6:5", 7),
+    ("graph:\n  - if: mean(x) > 0\n    then:\n      - relu\n        - tanh\n",
+     "model.yaml:8:9", 9),
+])
+def test_an_over_indented_list_item_folded_into_the_one_above_says_so(graph, where, line):
+    """Regression: YAML folds `- relu` / `    - tanh` into the text 'relu - tanh', which was
+    reported as an unknown op with no word about the indentation."""
+    e = the_error(HEAD + graph)
+    assert (at(e), e.message) == (where, "unknown op 'relu - tanh'")
+    assert e.hint == (f"this reads as one text 'relu - tanh' because '- tanh' on line {line} "
+                      f"is indented more than '- relu' on line {line - 1}; put list items at "
+                      "the same indentation")
+
+
+TRAP = "YAML 1.1 reads 1e-2 as text, not a number; write 1.0e-2"
+
+
+@pytest.mark.parametrize(("text", "where", "message"), [
+    # optimizer hyperparameters and train settings
+    (HEAD + "graph: [relu]\ntrain: {optimizer: {name: adam, alpha: 1e-2}}\n",
+     "model.yaml:6:40", "alpha must be a non-negative number, got '1e-2'"),
+    (HEAD + "graph: [relu]\ntrain: {lr: 1e-2}\n", "model.yaml:6:13",
+     "lr must be a positive number, got '1e-2'"),
+    (HEAD + "graph: [relu]\ntrain: {epochs: 1e-2}\n", "model.yaml:6:17",
+     "epochs must be an integer, got '1e-2'"),
+    # op attributes, and a param that an attribute reads
+    (HEAD + "graph:\n  - {op: leaky_relu, slope: 1e-2}\n", "model.yaml:6:29",
+     "attribute 'slope' of 'leaky_relu' must be a number, got '1e-2'"),
+    (HEAD + "params: {slope: 1e-2}\ngraph:\n  - {op: leaky_relu, slope: $params.slope}\n",
+     "model.yaml:7:29", "attribute 'slope' of 'leaky_relu' must be a number, got '1e-2' "
+                        "(from params.slope)"),
+    (HEAD + "graph:\n  - {op: max_pooling_2d, ksize: [2, 1e-2]}\n", "model.yaml:6:33",
+     "attribute 'ksize' of 'max_pooling_2d' must hold numbers, got a list"),
+    # inputs, control flow
+    ("graphtool: 1\ninputs:\n  x: {random: uniform, low: 1e-2, shape: [3]}\ngraph: [relu]\n",
+     "model.yaml:3:29", "low must be a number, got '1e-2'"),
+    (HEAD + "graph:\n  - repeat: 1e-2\n    body: [relu]\n", "model.yaml:6:13",
+     "repeat must be an integer, got '1e-2'"),
+    (HEAD + "graph: [relu]\ndata: {file: d.csv, y: {column: a}}\nvalidation: 1e-2\n",
+     "model.yaml:7:13", "validation must be a fraction in (0, 1) or {file: PATH}, got '1e-2'"),
+])
+def test_the_yaml_1_1_number_hint_applies_wherever_a_number_is_expected(text, where, message):
+    """Regression: the hint that `1e-2` is text in YAML 1.1 was given by a few checks only;
+    an optimizer's `alpha: 1e-2` got none. One mechanism (the loader's `error`) now adds a
+    value's trap hint to any error about it."""
+    e = the_error(text)
+    assert (at(e), e.message, e.hint) == (where, message, TRAP)
+
+
+@pytest.mark.parametrize(("train", "where", "message", "hint"), [
+    ("{metrics: [accuracy, acc]}", "model.yaml:6:29",
+     "unknown metric 'acc'; choose from accuracy, mse, mae", "did you mean 'accuracy'?"),
+    ("{optimizer: SGD}", "model.yaml:6:20", "unknown optimizer 'SGD'; choose from sgd, "
+     "momentum, momentum_sgd, nesterov, adagrad, rmsprop, adadelta, adam",
+     "did you mean 'sgd'?"),
+    ("{metrics: [accuracy], early_stopping: {metric: val_acc}}", "model.yaml:6:55",
+     "early_stopping metric 'val_acc' is not reported; choose from loss, accuracy, "
+     "validation_loss, validation_accuracy", "did you mean 'validation_accuracy'?"),
+    ("{early_stopping: {mode: Max}}", "model.yaml:6:32",
+     "mode must be one of auto, min, max, got 'Max'", "did you mean 'max'?"),
+    ("{optimizer: {name: momentum, momentun: 0.9}}", "model.yaml:6:37",
+     "optimizer momentum has no hyperparameter 'momentun' (it takes lr, momentum)",
+     "did you mean 'momentum'?"),
+    ("{learning_rate: 0.1}", "model.yaml:6:9", "train: unknown key 'learning_rate'",
+     "did you mean 'lr'?"),
+    ("{batch: 8}", "model.yaml:6:9", "train: unknown key 'batch'",
+     "did you mean 'batch_size'?"),
+])
+def test_closed_sets_of_names_in_train_get_did_you_mean(train, where, message, hint):
+    """Regression: `metrics: [acc]`, `SGD` and `val_acc` got no suggestion (abbreviations and
+    other cases were not matched), and the metric error pointed at the whole list."""
+    e = the_error(HEAD + f"graph: [relu]\ntrain: {train}\n")
+    assert (at(e), e.message, e.hint) == (where, message, hint)
+
+
+@pytest.mark.parametrize(("column", "where", "message", "hint"), [
+    ("{column: a, dtype: in32}", "model.yaml:8:25",
+     "dtype must be one of float16, float32, float64, int32, int64, bool, got 'in32'",
+     "did you mean 'int32'?"),
+    ("[a, b]", "model.yaml:8:6", "data input 'y' must be a mapping such as {column: label} "
+     "or {key: images}", "write y: {columns: [a, b]}"),
+    ("label", "model.yaml:8:6", "data input 'y' must be a mapping such as {column: label} "
+     "or {key: images}", "write y: {column: label}"),
+    ("{columns: a}", "model.yaml:8:16", "columns must be a list of column names",
+     "for one column write column: a"),
+])
+def test_data_column_mistakes_get_a_hint(column, where, message, hint):
+    e = the_error(HEAD + f"graph: [relu]\ndata:\n  file: d.csv\n  y: {column}\n")
+    assert (at(e), e.message, e.hint) == (where, message, hint)
+
+
+def test_validation_given_as_a_percentage_gets_the_fraction():
+    e = the_error(HEAD + "graph: [relu]\ndata: {file: d.csv, y: {column: a}}\n"
+                  "validation: 20%\n")
+    assert (at(e), e.hint) == ("model.yaml:7:13", "write 0.2 for 20%")
+
+
+@pytest.mark.parametrize(("graph", "where", "message", "hint"), [
+    ("graph:\n  relu: {}\n", "model.yaml:6:3", "graph must be a list of steps",
+     "write each step on its own line, starting with '- ': '- relu' or '- {op: linear, "
+     "out_size: 4}'"),
+    ("graph:\n  -relu\n  -tanh\n", "model.yaml:6:3", "graph must be a list of steps",
+     "a list item needs a space after '-': '- relu'"),
+    ("graph:\n  - {op:relu}\n", "model.yaml:6:5",
+     "a step needs exactly one of op, if, repeat, while, for_each (found none)",
+     "YAML reads 'op:relu' as one text: a key needs a space after its ':' (op: relu)"),
+    ("graph:\n  - linear: {out_size: 3}\n", "model.yaml:6:5",
+     "a step needs exactly one of op, if, repeat, while, for_each (found none)",
+     "write the op's name under op: and its attributes beside it: {op: linear, ...}"),
+])
+def test_a_graph_written_the_wrong_way_says_how_to_write_it(graph, where, message, hint):
+    e = the_error(HEAD + graph)
+    assert (at(e), e.message, e.hint) == (where, message, hint)
+
+
+def test_a_step_key_left_at_the_top_level_names_its_step():
+    """Regression: `then:` at column 1 under `- if:` was only an unknown top-level key."""
+    errors = errors_of(HEAD + "graph:\n  - if: mean(x) > 0\nthen: [relu]\n")
+    assert [(at(e), e.message, e.hint) for e in errors] == [
+        ("model.yaml:6:5", "if needs 'then' (a list of steps)", None),
+        ("model.yaml:7:1", "unknown top-level key 'then'",
+         "'then' belongs to the if step on line 6: indent it 4 spaces, like 'if:'"),
+    ]
+
+
+def test_y_gets_its_hint_only_where_a_boolean_is_wanted():
+    """`y` is text to PyYAML, what was meant where text is wanted; where a boolean is
+    wanted, the hint says YAML 1.1 defines it as one."""
+    e = the_error(HEAD + "graph:\n  - {op: relu, from: y}\n")
+    assert (e.message, e.hint) == ("no value named 'y' here", None)
+    e = the_error(HEAD + "graph:\n  - repeat: 2\n    unroll: y\n    body: [relu]\n")
+    assert e.message == "unroll must be true or false, got 'y'"
+    assert e.hint.startswith("y is read as text here, but YAML 1.1 defines it as a boolean")

@@ -209,12 +209,11 @@ def test_multiple_documents():
 def test_syntax_error_is_reported_alone_at_its_problem_mark():
     error = only_error("a: 1\na: 2\nb: c: d\n")  # the duplicate key is not reported
     assert (error.line, error.col) == (3, 5)
-    assert error.message == "invalid YAML: mapping values are not allowed here"
+    assert error.message == "invalid YAML: ': ' inside an unquoted value"
     assert error.source_line == "b: c: d"
     error = only_error("a: [1, 2\n")
-    assert (error.line, error.col) == (2, 1)
-    assert error.message == ("invalid YAML: expected ',' or ']', but got the end of the file "
-                             "(while parsing a flow sequence at line 1)")
+    assert (error.line, error.col) == (1, 4)  # at the bracket that is never closed
+    assert error.message == "invalid YAML: this '[' is never closed"
     tab = only_error("a:\n\tb: 1\n")
     assert (tab.line, tab.col) == (2, 1)
     assert "tabs" in tab.hint
@@ -240,6 +239,103 @@ def test_top_level_must_be_a_mapping(text, got):
     assert error.message == ("the top level of a spec must be a mapping (key: value lines), "
                              f"got {got}")
     assert error.line == text.count("\n", 0, len(text) - len(text.lstrip("\n"))) + 1
+
+
+# ---------------------------------------------------------------- YAML mistakes in plain words
+
+STEP = "graph:\n  - if: mean(x) > 0\n"  # lines 1-2; the if's keys are at 4 spaces
+
+# (text, line, col, message, hint): the mistakes a person makes, each as one located error in
+# words instead of PyYAML's tokens ("expected <block end>, but found '?'")
+BAD_YAML = [
+    # a key of a list item at the list's '- ' column, at no key's column, or deeper than a
+    # line that has its value
+    (STEP + "  then: [relu]\n", 3, 3,
+     "invalid YAML: 'then:' lines up with the '- ' on line 2, so it is outside that list item",
+     "indent it 4 spaces, like 'if:' on line 2"),
+    ("graph:\n  - repeat: 2\n  body: [relu]\n", 3, 3,
+     "invalid YAML: 'body:' lines up with the '- ' on line 2, so it is outside that list item",
+     "indent it 4 spaces, like 'repeat:' on line 2"),
+    ("graph:\n  - name: a\n  op: linear\n", 3, 3,
+     "invalid YAML: 'op:' lines up with the '- ' on line 2, so it is outside that list item",
+     "indent it 4 spaces, like 'name:' on line 2"),
+    (STEP + "    then:\n      - relu\n  else: [tanh]\n", 5, 3,
+     "invalid YAML: 'else:' lines up with the '- ' on line 2, so it is outside that list item",
+     "indent it 4 spaces, like 'then:' on line 3"),
+    (STEP + "    then:\n      - relu\n   else: [tanh]\n", 5, 4,
+     "invalid YAML: 'else:' is indented 3 spaces, which lines up with no key above it",
+     "indent it 4 spaces, like 'then:' on line 3"),
+    (STEP + "    then: [relu]\n      else: [tanh]\n", 4, 7,
+     "invalid YAML: 'else:' is indented 6 spaces, which lines up with no key above it",
+     "indent it 4 spaces, like 'then:' on line 3"),
+    (STEP + "      then: [relu]\n", 3, 7,
+     "invalid YAML: 'then:' is indented more than 'if:' on line 2, so it reads as the rest of "
+     "that line's value ('mean(x) > 0 then')", "indent it 4 spaces, like 'if:'"),
+    ("graph:\n  - repeat: 2\n      body: [relu]\n", 3, 7,
+     "invalid YAML: 'body:' is indented more than 'repeat:' on line 2, so it reads as the rest "
+     "of that line's value ('2 body')", "indent it 4 spaces, like 'repeat:'"),
+    # list items at a column no list above has
+    ("graph:\n  - {op: relu}\n      - tanh\n", 3, 7,
+     "invalid YAML: '- tanh' is indented 6 spaces, which lines up with no list above it",
+     "indent it 2 spaces, like '- {op: relu}' on line 2"),
+    ("graph:\n  - relu\n - tanh\n", 3, 2,
+     "invalid YAML: '- tanh' is indented 1 space, which lines up with no list above it",
+     "indent it 2 spaces, like '- relu' on line 2"),
+    # a missing space, a line that is neither a key nor an item
+    ("graph:\n  - if:mean(x) > 0\n    then: [relu]\n", 2, 5,
+     "invalid YAML: 'if:' needs a space after the ':', so 'if:mean(x) > 0' is one text and "
+     "line 3 is read as part of it", "write 'if: mean(x) > 0'"),
+    ("graph:\n  - relu\n  -tanh\n", 3, 3,
+     "invalid YAML: '-tanh' needs a space after '-' to be a list item", "write '- tanh'"),
+    ("graph:\n  - relu\n  tanh\n", 3, 3,
+     "invalid YAML: 'tanh' is neither a key ('name: value') nor a list item ('- value')",
+     "write '- tanh', like '- relu' on line 2"),
+    # a tab
+    ("graph:\n\t- relu\n", 2, 1, "invalid YAML: a tab where YAML expects spaces",
+     "replace it with spaces; YAML does not allow tabs for indentation"),
+    # brackets and quotes never closed, closed by the other kind, a missing comma
+    ("graph: [relu, tanh\nloss: {op: sum}\n", 1, 8, "invalid YAML: this '[' is never closed",
+     "close it with ']'; YAML read on to line 2 looking for it"),
+    ("graph:\n  - {op: linear, out_size: 3\n  - relu\n", 2, 5,
+     "invalid YAML: this '{' is never closed",
+     "close it with '}'; YAML read on to the end of the file looking for it"),
+    ("graph:\n  - {op: linear, out_size: 3, name: l1,\n  - relu\n", 2, 5,
+     "invalid YAML: this '{' is never closed",
+     "close it with '}'; YAML read on to line 3 looking for it"),
+    ("graph:\n  - {op: relu]\n", 2, 14,
+     "invalid YAML: the '{' at line 2 column 5 is closed by ']'", "close a '{' with '}'"),
+    ("graph:\n  - {op: linear out_size: 3}\n", 2, 25,
+     "invalid YAML: expected ',' or '}' before this ':'",
+     "put ', ' before 'out_size' (entries inside '{}' are separated by commas); quote a value "
+     "that contains ': '"),
+    (STEP[:-len("mean(x) > 0\n")] + "'mean(x) > 0\n    then: [relu]\n", 2, 9,
+     "invalid YAML: the quote (') here is never closed", "end the text with '"),
+    # ': ' inside an unquoted value, text after a quoted value or a closing bracket
+    ("graph:\n  - if: mean(x): 0\n    then: [relu]\n", 2, 16,
+     "invalid YAML: ': ' inside an unquoted value", "quote the value: if: 'mean(x): 0'"),
+    ("graph:\n  - if: 'x' == params.a\n    then: [relu]\n", 2, 13,
+     "invalid YAML: text after the closing quote (a quoted value ends at its quote)",
+     "put the whole value in quotes: \"'x' == params.a\""),
+    ("graph:\n  - {op: relu}}\n", 2, 15, "invalid YAML: an extra '}'",
+     "remove it, or check the brackets on this line"),
+    ("graph:\n  - {op: scale, by: 2}x\n", 2, 23, "invalid YAML: text after the closing '}'",
+     "remove it, or move it inside the brackets"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "col", "message", "hint"), BAD_YAML)
+def test_yaml_mistakes_are_told_in_words_where_they_are(text, line, col, message, hint):
+    error = only_error(text)
+    assert (error.line, error.col, error.message, error.hint) == (line, col, message, hint)
+    assert "<" not in error.message and "'?'" not in error.message  # no PyYAML token names
+
+
+def test_an_unrecognised_syntax_error_keeps_pyyaml_words_made_readable():
+    error = only_error("graph:\n  - relu\nouputs: [_]\n  - tanh\n")
+    assert (error.line, error.col) == (4, 3)
+    assert error.message == ("invalid YAML: expected the end of a block, but found a new list "
+                             "(in the mapping that starts at line 1)")
+    assert error.hint == "check the indentation of this line"
 
 
 # ---------------------------------------------------------------- YAML 1.1 traps

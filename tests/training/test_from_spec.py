@@ -10,6 +10,7 @@ import pytest
 
 from graphcore.config import using_config
 from graphcore.errors import ArgumentValueError, SpecError, SpecErrors
+from graphcore.optimizers import Adam
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
 from graphcore.static.spec_mode import StaticSpecRunner
 from graphcore.training.data_files import read_data
@@ -294,3 +295,102 @@ def test_training_batches_per_example_runs_as_asked(tmp_path, monkeypatch, mode)
     with pytest.raises(ArgumentValueError, match="batching must be one of auto, pad, off"):
         TrainingSession(spec, settings_for(spec), load_spec_data(spec, 0), tmp_path / "x",
                         batching="on")
+
+
+# ---------------------------------------------------------------- the learning rate, three ways
+
+LR_SPEC = """graphtool: 1
+inputs:
+  x: {random: normal, shape: [4, 3]}
+graph:
+  - {op: linear, out_size: 2}
+loss: {op: sum}
+train: TRAIN
+"""
+
+
+def settings(train: str, **overrides):
+    return settings_for(load_spec_text(LR_SPEC.replace("TRAIN", train)), **overrides)
+
+
+def rate_of(optimizer) -> dict:
+    """The optimizer's learning-rate hyperparameter as it will update with it (RMSprop's
+    alpha is its decay, Adam's its rate)."""
+    keyword = "alpha" if isinstance(optimizer, Adam) else "lr"
+    return {keyword: getattr(optimizer.hyperparam, keyword)}
+
+
+@pytest.mark.parametrize("name", ["sgd", "momentum", "nesterov", "adagrad", "rmsprop", "adam"])
+def test_train_lr_the_optimizers_own_rate_and_dash_dash_lr_are_one_setting(name):
+    """Regression: `train: {lr: 0.03}` was refused as an unknown key, though `--lr` and a
+    sweep's `train.lr` exist. The three spellings now give the same optimizer."""
+    from graphcore.spec.training import make_optimizer as sweep_optimizer
+    from graphcore.training.spec_settings import make_optimizer
+
+    own = "alpha" if name == "adam" else "lr"
+    spellings = [settings(f"{{optimizer: {name}, lr: 0.03}}"),
+                 settings(f"{{optimizer: {{name: {name}, {own}: 0.03}}}}"),
+                 settings(f"{{optimizer: {name}}}", lr=0.03)]
+    made = [make_optimizer(s) for s in spellings]
+    assert all(type(m) is type(made[0]) for m in made)
+    assert [rate_of(m) for m in made] == [{own: 0.03}] * 3
+    # a sweep's train.lr on a spec without train: goes to the same hyperparameter
+    assert rate_of(sweep_optimizer(name, 0.03)[0]) == {own: 0.03}
+
+
+def test_train_lr_follows_the_optimizer_that_runs_as_dash_dash_lr_does():
+    from graphcore.training.spec_settings import make_optimizer
+
+    switched = settings("{lr: 0.03}", optimizer="momentum")
+    assert switched.hyperparameters == settings("{}", optimizer="momentum", lr=0.03)\
+        .hyperparameters == {"lr": 0.03}
+    assert settings("{lr: 0.03}", lr=0.5).hyperparameters == {"alpha": 0.5}  # --lr wins
+    assert rate_of(make_optimizer(settings("{lr: 0.03}"))) == {"alpha": 0.03}  # adam default
+
+
+def test_dash_dash_lr_overrides_adams_lr_spelling():
+    """Regression: `{name: adam, lr: 0.02}` was kept as `lr` and renamed to `alpha` when the
+    optimizer was made, after `--lr` had set `alpha`: `--lr 0.5` was silently ignored."""
+    from graphcore.training.spec_settings import make_optimizer
+
+    made = make_optimizer(settings("{optimizer: {name: adam, lr: 0.02}}", lr=0.5))
+    assert rate_of(made) == {"alpha": 0.5}
+
+
+@pytest.mark.parametrize(("train", "where", "message", "hint"), [
+    ("{optimizer: adadelta, lr: 0.1}", "<spec>:7:30",
+     "train: optimizer adadelta has no learning rate for lr to set",
+     "remove lr, or choose an optimizer that has one: sgd, momentum, momentum_sgd, nesterov, "
+     "adagrad, rmsprop, adam"),
+    ("{optimizer: {name: momentum, lr: 0.1}, lr: 0.2}", "<spec>:7:47",
+     "train: lr 0.2 and the optimizer's lr 0.1 are two values for one learning rate",
+     "keep one of them"),
+    ("{optimizer: {name: adam, alpha: 0.1}, lr: 0.2}", "<spec>:7:46",
+     "train: lr 0.2 and the optimizer's alpha 0.1 are two values for one learning rate",
+     "keep one of them"),
+    ("{optimizer: {name: adam, lr: 0.02, alpha: 0.03}}", "<spec>:7:33",
+     "optimizer adam: lr 0.02 and alpha 0.03 are two values for its one learning rate",
+     "keep one: lr is another name for adam's alpha"),
+    ("{optimizer: {name: adadelta, lr: 0.1}}", "<spec>:7:37",
+     "optimizer adadelta has no hyperparameter 'lr' (it takes rho, eps)",
+     "adadelta has no learning rate: it adapts its steps from rho and eps"),
+    ("{lr: -1}", "<spec>:7:13", "lr must be a positive number, got -1", None),
+])
+def test_a_learning_rate_that_cannot_apply_is_refused_where_it_is_written(train, where,
+                                                                          message, hint):
+    with pytest.raises(SpecErrors) as info:
+        load_spec_text(LR_SPEC.replace("TRAIN", train))
+    (e,) = info.value.errors
+    assert (f"{e.file}:{e.line}:{e.col}", e.message, e.hint) == (where, message, hint)
+
+
+def test_the_same_rate_given_twice_is_one_rate():
+    assert settings("{optimizer: {name: sgd, lr: 0.1}, lr: 0.1}").hyperparameters == {"lr": 0.1}
+
+
+def test_switching_to_an_optimizer_without_a_rate_names_the_spec_lr():
+    from graphcore.training.spec_settings import TrainingOptionError
+
+    with pytest.raises(TrainingOptionError, match=r"optimizer adadelta has no learning rate "
+                       r"\(the spec's train: sets lr\)"):
+        settings("{lr: 0.1}", optimizer="adadelta")
