@@ -3,8 +3,12 @@
 - The shared test helpers in this folder (``continuous_inputs``) are importable from every test
   folder: pytest puts the folder of a rootdir-less conftest.py on ``sys.path``.
 - Every test leaves the op registry as it found it: a plugin a test loads in-process (``--plugin``
-  through ``CliRunner``, an example's ``register_op``) must not leak into later tests.
+  through ``CliRunner``, an example's ``register_op``) must not leak into later tests. The
+  plugin's module goes too (``load_plugin`` runs a file once per process), so a later test
+  naming the same file loads and registers it again, as a new process would.
 """
+
+import sys
 
 import pytest
 
@@ -14,7 +18,11 @@ from graphcore import registry
 @pytest.fixture(autouse=True)
 def _restore_the_op_registry():
     before = dict(registry._ops)
+    modules = set(sys.modules)
     yield
     if registry._ops != before:
         registry._ops.clear()
         registry._ops.update(before)
+    for name in set(sys.modules) - modules:
+        if name.startswith("graphtool_plugin_"):
+            del sys.modules[name]

@@ -81,7 +81,12 @@ class _Run:
         """Each function node this (recording) run made, by ``id``: the ``"line:col"`` of the
         op step that made it (a layer's step owns every node between its inputs and its
         result). Drawings link nodes, and static IR nodes traced from them, to spec lines."""
-        steps: dict[int, str] = {}
+        return {key: f"{step.loc.line}:{step.loc.col}" for key, step in self.op_steps().items()}
+
+    def op_steps(self) -> dict[int, OpStep]:
+        """Each function node this (recording) run made, by ``id``: the op step that made it
+        (``op_locations``' steps themselves, for messages that name the op and its place)."""
+        steps: dict[int, OpStep] = {}
         for step, result, args, *_ in self.produced:
             stop = {id(a) for a in args}
             stack = [v for v in (result if isinstance(result, tuple) else (result,))
@@ -91,7 +96,7 @@ class _Run:
                 node = v.creator
                 if id(v) in stop or node is None or id(node) in steps:
                     continue
-                steps[id(node)] = f"{step.loc.line}:{step.loc.col}"
+                steps[id(node)] = step
                 stack.extend(node.inputs)
         return steps
 

@@ -1,28 +1,50 @@
-"""`graphtool check`: every shipped spec passes (exit 0, a row per parameter); an op with a
-wrong backward fails (exit 1); a bad spec exits 65 and a missing one 66."""
+"""`graphtool check`: every shipped spec passes on its own data in both modes (exit 0, a row per
+parameter); a kink is named with its step and checked nearby (exit 0); a plugin op with a wrong
+backward fails (exit 1), also where its input sits at a relu's kink; a bad spec exits 65 and a
+missing one 66."""
 
 import json
 from pathlib import Path
 
 import pytest
-from continuous_inputs import continuous_inputs
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore import FunctionNode, register_op, spec
-from graphcore.registry import _ops
+from graphcore import spec
 
-SPECS = sorted((Path(__file__).resolve().parents[2] / "specs").glob("*.yaml"))
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted((ROOT / "specs").glob("*.yaml"))
+SWISH = (ROOT / "examples" / "swish.yaml", ["--plugin", ROOT / "examples" / "swish_ops.py"])
+SHIPPED = [(path, []) for path in SPECS] + [SWISH]
 runner = CliRunner()
 
-BROKEN_SPEC = """\
+BAD_TRIPLE = '''
+import graphcore
+
+
+@graphcore.register_op
+class BadTriple(graphcore.FunctionNode):
+    """3 x, whose backward says 2."""
+    name = "test_cli_bad_triple"
+    arity = 1
+
+    def forward(self, inputs):
+        return inputs[0] * 3,
+
+    def backward(self, indexes, grad_outputs):
+        return grad_outputs[0] * 2,
+'''
+
+# Every input of the relu is exactly 0 (zero inputs, zero-initialized biases): its kink.
+AT_A_KINK = """\
 graphtool: 1
-name: broken
+name: at_a_kink
 inputs:
-  x: {random: normal, shape: [4, 3]}
+  x: {zeros: [4, 3]}
 graph:
   - {op: linear, out_size: 5, name: l1}
-  - test_cli_bad_square
+  - relu
+  - OP
   - {op: linear, out_size: 2, name: l2}
 loss: {op: sum}
 """
@@ -32,66 +54,112 @@ def check(*args):
     return runner.invoke(app, ["check", *map(str, args)])
 
 
+def rows_of(stdout):
+    """The table's rows by parameter: its cells split on runs of spaces."""
+    lines = stdout.splitlines()[2:]
+    return {line.split()[0]: line.split("  ")[-1].strip() for line in lines
+            if line and not line.split()[0].endswith(":")}
+
+
 @pytest.fixture
-def broken_spec(tmp_path):
-    """A spec using an op whose backward forgets the 2 of d(x*x)/dx; unregistered after."""
+def kink_spec(tmp_path):
+    """``kink_spec(op)``: the path of AT_A_KINK with OP in place, and the bad-triple plugin."""
+    (tmp_path / "bad_ops.py").write_text(BAD_TRIPLE)
 
-    class BadSquare(FunctionNode):
-        name = "test_cli_bad_square"
-        arity = 1
-
-        def forward(self, inputs):
-            self.retain_inputs((0,))
-            return inputs[0] * inputs[0],
-
-        def backward(self, indexes, grad_outputs):
-            x, = self.get_retained_inputs()
-            return grad_outputs[0] * x,
-
-    register_op(BadSquare)
-    path = tmp_path / "broken.yaml"
-    path.write_text(BROKEN_SPEC)
-    yield path
-    _ops.pop(BadSquare.name, None)
+    def make(op):
+        path = tmp_path / f"{op}.yaml"
+        path.write_text(AT_A_KINK.replace("OP", op))
+        return path, ["--plugin", tmp_path / "bad_ops.py"]
+    return make
 
 
-@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_every_shipped_spec_passes(path, tmp_path):
-    result = check(path, *continuous_inputs(path.stem, tmp_path))
-    assert result.exit_code == 0, result.stderr
-    _, model = spec.run(spec.load_spec_file(path))
-    names = [name.lstrip("/") for name, _ in model.namedparams()]
-    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()[2:]}
-    if names:
-        assert list(rows) == names
-        assert all(row[-1] == "ok" for row in rows.values())
+@pytest.mark.parametrize(("path", "extra"), SHIPPED, ids=lambda p: getattr(p, "stem", ""))
+def test_every_shipped_spec_passes_in_both_modes(path, extra):
+    dynamic = check(path, *extra, "--json")
+    static = check(path, *extra, "--mode", "static", "--json")
+    assert dynamic.exit_code == 0, dynamic.stdout + dynamic.stderr
+    assert static.exit_code == 0, static.stdout + static.stderr
+    docs = json.loads(dynamic.stdout), json.loads(static.stdout)
+    assert [d["mode"] for d in docs] == ["dynamic", "static"]
+    assert docs[1]["loss"] == pytest.approx(docs[0]["loss"], rel=1e-9)
+    for doc in docs:
+        assert doc["ok"] is True
+        assert {p["verdict"] for p in doc["params"].values()} <= {"passed", "passed_nearby"}
+    if extra:  # the plugin's op is registered only inside the command
+        names = list(docs[0]["params"])
     else:
-        assert "no parameters to check" in result.stdout
+        _, model = spec.run(spec.load_spec_file(path))
+        names = [name.lstrip("/") for name, _ in model.namedparams()]
+    assert list(docs[0]["params"]) == sorted(names) == list(docs[1]["params"])
+    assert dynamic.stderr.startswith(f"gradient check passed: {len(names)} parameter(s)")
+
+
+def test_the_table_has_a_row_per_parameter():
+    result = check(ROOT / "specs" / "seed_static.yaml")
+    assert result.exit_code == 0, result.stderr
+    _, model = spec.run(spec.load_spec_file(ROOT / "specs" / "seed_static.yaml"))
+    names = [name.lstrip("/") for name, _ in model.namedparams()]
+    assert rows_of(result.stdout) == dict.fromkeys(names, "ok")
     assert result.stderr == f"gradient check passed: {len(names)} parameter(s)\n"
 
 
+def test_digits_cnn_names_the_kink_and_passes(tmp_path):
+    result = check(ROOT / "specs" / "digits_cnn.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert rows_of(result.stdout)["conv1/b"] == "ok nearby"
+    assert "rows 16 of 1797" in result.stdout.splitlines()[0]
+    assert ("conv1/b: no derivative at the spec's point: relu at "
+            f"{ROOT / 'specs' / 'digits_cnn.yaml'}:20:5, ") in result.stdout
+    assert "checked at a nearby point instead (every parameter moved by 0.1% of its " \
+           "scale): passed" in result.stdout
+    assert result.stderr == ("gradient check passed: 8 parameter(s), 1 of them at a nearby "
+                             "point (the loss has no derivative at the spec's own: conv1/b)\n")
+
+
 def test_json_document():
-    result = check(SPECS[0].parent / "residual_mlp.yaml", "--json", "--seed", "3")
+    result = check(ROOT / "specs" / "residual_mlp.yaml", "--json", "--seed", "3")
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert (doc["schema_version"], doc["spec"], doc["seed"], doc["mode"], doc["ok"]) == (
         1, "residual_mlp", 3, "dynamic", True)
-    assert doc["params"]["block1/W"]["checked"] == 64
-    assert doc["params"]["block1/W"]["shape"] == [16, 16]
-    assert all(p["max_rel_error"] <= doc["rtol"] for p in doc["params"].values())
+    block = doc["params"]["block1/W"]
+    assert block["shape"] == [16, 16] and block["verdict"] == "passed"
+    assert block["kinks"] == [] and block["nearby_scale"] is None
+    assert block["backward"] == pytest.approx(block["numeric"], rel=doc["rtol"])
+    assert all(p["rel_error"] <= doc["rtol"] for p in doc["params"].values())
+    assert doc["verdicts"]["passed"] == len(doc["params"]) and doc["rows"] is None
 
 
-def test_a_wrong_backward_exits_1(broken_spec):
-    result = check(broken_spec)
+def test_a_wrong_backward_exits_1_also_at_a_kink(kink_spec):
+    path, plugin = kink_spec("test_cli_bad_triple")
+    result = check(path, *plugin)
     assert result.exit_code == 1
-    rows = {line.split()[0]: line.split()[-1] for line in result.stdout.splitlines()[2:]}
-    assert rows == {"l1/W": "FAIL", "l1/b": "FAIL", "l2/W": "ok", "l2/b": "ok"}
-    assert result.stderr.startswith("error: gradient check failed for 2 parameter(s): "
-                                     "l1/W, l1/b\n")
-    result = check(broken_spec, "--json", "-q")
-    assert result.exit_code == 1
-    doc = json.loads(result.stdout)
-    assert doc["ok"] is False and doc["params"]["l1/W"]["ok"] is False
+    assert rows_of(result.stdout) == {"l1/W": "ok", "l1/b": "FAIL", "l2/W": "ok", "l2/b": "ok"}
+    assert f"l1/b: no derivative at the spec's point: relu at {path}:7:5, 20 elements at " \
+           "its kink; checked at a nearby point instead" in result.stdout
+    assert result.stdout.rstrip().endswith(": FAILED")
+    assert result.stderr.startswith("error: gradient check failed for 1 parameter(s): l1/b\n")
+    doc = json.loads(check(path, *plugin, "--json", "-q", "--mode", "static").stdout)
+    assert doc["ok"] is False and doc["params"]["l1/b"]["verdict"] == "failed"
+
+
+def test_a_kink_alone_exits_0(kink_spec):
+    path, _ = kink_spec("tanh")
+    result = check(path)
+    assert result.exit_code == 0, result.stderr
+    assert rows_of(result.stdout)["l1/b"] == "ok nearby"
+    doc = json.loads(check(path, "--json").stdout)
+    assert doc["params"]["l1/b"]["verdict"] == "passed_nearby"
+    assert doc["params"]["l1/b"]["kinks"] == [
+        {"op": "relu", "step": "relu", "at": f"{path}:7:5", "elements": 20}]
+
+
+def test_batch_size_picks_the_rows(tmp_path):
+    result = check(ROOT / "specs" / "digits_mlp.yaml", "--batch-size", "4", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["rows"] == {"checked": 4, "of": 1797}
+    bad = check(ROOT / "specs" / "digits_mlp.yaml", "--batch-size", "0")
+    assert bad.exit_code == 2
 
 
 def test_a_bad_spec_exits_65(tmp_path):

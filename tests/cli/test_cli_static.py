@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from continuous_inputs import continuous_inputs
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -127,16 +126,6 @@ def test_an_unknown_pass_is_a_usage_error(command, tmp_path):
 def test_passes_without_static_mode_is_a_usage_error(command, tmp_path):
     result = invoke(*command, SPEC["seed_static"], "--passes", "-fuse", "--out-dir", tmp_path)
     assert result.exit_code == 2 and "--passes applies to" in result.stderr
-
-
-@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_check_static_checks_the_plans_gradients(path, tmp_path):
-    inputs = continuous_inputs(path.stem, tmp_path)
-    doc = json.loads(ok("check", path, *inputs, "--mode", "static", "--json").stdout)
-    assert doc["mode"] == "static" and doc["ok"] is True
-    dynamic = json.loads(ok("check", path, *inputs, "--json").stdout)
-    assert doc["loss"] == pytest.approx(dynamic["loss"], rel=1e-9)
-    assert doc["params"].keys() == dynamic["params"].keys()
 
 
 def test_check_static_fails_a_plan_with_a_wrong_backward(monkeypatch):
