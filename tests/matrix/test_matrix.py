@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FAMILY_SPECS, ROWS_TAKEN, read_csv, read_npz, spec_path
+from matrix_helpers import FAMILY_SPECS, ROWS_TAKEN, read_csv, read_npz, spec_path
 
 from graphcore.spec.graph_diff import FIRST_COLOUR, SECOND_COLOUR, SHARED_COLOUR, parse_dot
 from graphcore.support import COMMANDS, FAMILIES, refusal
