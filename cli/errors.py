@@ -30,12 +30,15 @@ TERMINATED = 143  # what a shell reports for a process ended by SIGTERM
 
 
 class CliError(Exception):
-    """A user-facing failure raised by the CLI itself: a one-line message and an exit code."""
+    """A user-facing failure raised by the CLI itself: a one-line message and an exit code;
+    ``at``, the place in the spec it is about (a ``Loc``, shown as ``file:line:col``)."""
 
-    def __init__(self, message: str, code: int, hint: str | None = None) -> None:
+    def __init__(self, message: str, code: int, hint: str | None = None,
+                 at: object | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.hint = hint
+        self.at = at
 
 
 class Terminated(BaseException):
@@ -54,7 +57,8 @@ def _say(text: str) -> None:
 def exit_code_for(exc: BaseException) -> tuple[int, str]:
     """The exit code and the message for ``exc`` (no traceback)."""
     if isinstance(exc, CliError):
-        text = f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else "")
+        where = f"{exc.at}: " if exc.at is not None else ""
+        text = f"{where}error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else "")
         return exc.code, text
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return DATA_ERROR, exc.render()
@@ -69,6 +73,8 @@ def exit_code_for(exc: BaseException) -> tuple[int, str]:
                              "graphviz-pure`, or draw DOT only with --format dot")
     if isinstance(exc, errors.SerializationError):
         return DATA_ERROR, f"error: {exc}"
+    if isinstance(exc, errors.ExportError) and exc.loc is not None:
+        return FAILURE, str(exc)  # file:line:col: error: message
     if isinstance(exc, errors.GraphcoreError):
         return FAILURE, f"error: {exc}"
     if isinstance(exc, KeyboardInterrupt):

@@ -56,7 +56,7 @@ def train(spec: Spec, overrides: Mapping[str, str], *, steps: int | None, epochs
             with workflow.stop_on_sigint(session):
                 outcome = session.run()
     except TrainingOptionError as e:
-        raise CliError(str(e), USAGE) from None
+        raise CliError(str(e), USAGE, at=e.loc) from None
     written = list(outcome.written)
     if save is not None:
         buffer = io.BytesIO()

@@ -139,6 +139,18 @@ class SpecRuntimeError(_Located, RuntimeError):
     NaN/Inf in the loss); located like ``SpecError`` (the CLI exits 1)."""
 
 
+class ExportError(GraphcoreError, RuntimeError):
+    """The model cannot be exported as asked (an op without a mapping, an opset too old,
+    control flow the exporter does not map). ``loc``: the spec position of the step it is
+    about, when known; the error then reads ``file:line:col: error: message``, as the
+    located errors of ``graphcore.errors`` do."""
+
+    def __init__(self, message: str, loc: object | None = None) -> None:
+        self.message = clip_message(message)
+        self.loc = loc
+        super().__init__(self.message if loc is None else f"{loc}: error: {self.message}")
+
+
 class RendererUnavailable(GraphcoreError, RuntimeError):
     """No program that turns DOT into an image was found (neither Graphviz ``dot`` nor the
     ``graphviz-pure`` package)."""

@@ -41,7 +41,8 @@ def evaluate(
     try:
         settings = settings_for(loaded, seed=seed)
         split = data is None and not overrides
-        arrays = load_spec_data(loaded, settings.seed, overrides, split=split)
+        arrays = load_spec_data(loaded, settings.seed, overrides, split=split,
+                                verb="evaluate")
         rows = arrays.validation if arrays.validation is not None else arrays.train
         which = "validation" if arrays.validation is not None else "all"
         model = build_model(loaded, settings.seed)
@@ -50,7 +51,7 @@ def evaluate(
         result = evaluate_arrays(loaded, model, rows, arrays.shared, size, settings.metrics,
                                  settings.seed)
     except TrainingOptionError as e:
-        raise CliError(str(e), USAGE) from None
+        raise CliError(str(e), USAGE, at=e.loc) from None
     count = len(next(iter(rows.values())))
     if json_out:
         from graphcore.spec.report import SCHEMA_VERSION

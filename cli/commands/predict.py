@@ -23,6 +23,7 @@ from graphcore.training.from_spec import (
     batched_inputs,
     predict_arrays,
 )
+from graphcore.training.spec_data import no_batched_input
 
 STDOUT = "-"
 
@@ -57,8 +58,8 @@ def predict(
     arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides)
     names = batched_inputs(graph_only, arrays)
     if not names:
-        raise CliError(f"spec '{loaded.name}' has no batched input to predict over (name the "
-                       "leading axis: shape: [batch, ...], or feed it from `data:`)", USAGE)
+        refusal = no_batched_input(graph_only, "predict")
+        raise CliError(str(refusal), USAGE, at=refusal.loc)
     rows = {n: arrays[n] for n in names}
     shared = {n: v for n, v in arrays.items() if n not in rows}
     model = build_model(loaded, seed)
@@ -68,6 +69,14 @@ def predict(
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE) from None
     if any(isinstance(v, list) for v in predictions.values()):
+        ragged = next((n for n, v in predictions.items() if isinstance(v, list)
+                       and len({np.shape(a) for a in v}) > 1), None)
+        if ragged is not None and (out is None or not out.endswith(".npz")):
+            shapes = ", ".join(str(np.shape(a)) for a in predictions[ragged][:3])
+            raise CliError(f"output '{ragged}' differs in length from example to example "
+                           f"({shapes}, ...); a CSV row per example holds outputs of one "
+                           "shape: write them with -o preds.npz (one array per example)",
+                           USAGE, at=_bound_at(loaded, ragged))
         if out is None or not out.endswith(".npz"):
             raise CliError("outputs of sequence inputs differ in length per example; write "
                            "them with -o preds.npz", USAGE)
@@ -90,6 +99,14 @@ def _print(text: str) -> None:
 
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def _bound_at(spec, name: str):
+    """Where ``name`` is bound: the last step writing it (``to:``), else its input."""
+    steps = [s for s in walk_steps(spec.graph) if getattr(s, "to", None) == name]
+    if steps:
+        return steps[-1].loc
+    return spec.inputs[name].loc if name in spec.inputs else spec.loc
 
 
 def _without_loss(spec):

@@ -19,6 +19,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
+from cli.options import plugin_option
 from graphcore.errors import RenderError
 from graphcore.spec.drawing import draw_stages, render_svg
 from graphcore.spec.graph_diff import diff_dots, parse_dot
@@ -39,6 +40,7 @@ def report(
     with_bench: bool = typer.Option(False, "--bench", help="Show the timing chart (runs "
                                     "`graphtool bench --batch 1,8,32` when bench.json is "
                                     "missing)."),
+    plugins: list[Path] = plugin_option(),
     out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
@@ -46,24 +48,27 @@ def report(
         raise CliError("report needs a spec file: the commands it runs read the spec again",
                        USAGE)
     files.check_out_dir(out_dir)
-    loaded = specs.load(spec)
+    loaded = specs.load(spec, plugins=[str(p) for p in plugins])
+    # the commands it runs for missing artifacts load the same plugins
+    plugged = [word for p in plugins for word in ("--plugin", str(p))]
     folder = Path(out_dir) / loaded.name
     spec_time = Path(spec).stat().st_mtime
     notes: list[str] = []
 
     run_json = folder / "run.json"
     if not _fresh(run_json, spec_time) or "static" not in _read_json(run_json):
-        if _invoke(["run", spec, "--mode", "static", "--out-dir", out_dir, "-q"]) != 0:
+        if _invoke(["run", spec, *plugged, "--mode", "static", "--out-dir", out_dir,
+                    "-q"]) != 0:
             notes.append("static mode could not run this spec; the page shows the dynamic run")
-            _require(_invoke(["run", spec, "--out-dir", out_dir, "-q"]))
+            _require(_invoke(["run", spec, *plugged, "--out-dir", out_dir, "-q"]))
     bench_json = folder / "bench.json"
     if with_bench and not _fresh(bench_json, spec_time):
-        if _invoke(["bench", spec, "--batch", BENCH_BATCHES, "--out-dir", out_dir, "-q"]) != 0 \
-                or not bench_json.exists():
-            _require(_invoke(["bench", spec, "--out-dir", out_dir, "-q"]))
+        if _invoke(["bench", spec, *plugged, "--batch", BENCH_BATCHES, "--out-dir", out_dir,
+                    "-q"]) != 0 or not bench_json.exists():
+            _require(_invoke(["bench", spec, *plugged, "--out-dir", out_dir, "-q"]))
     train_csv = folder / "train.csv"
     if with_train and not _fresh(train_csv, spec_time):
-        _require(_invoke(["train", spec, "--out-dir", out_dir, "-q"]))
+        _require(_invoke(["train", spec, *plugged, "--out-dir", out_dir, "-q"]))
 
     run = _read_json(run_json)
     graphs = _graphs(loaded, static="static" in run, notes=notes)

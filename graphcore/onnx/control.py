@@ -111,9 +111,9 @@ def _body_type(body: Body, name: str, fallback: tuple) -> tuple:
 def _loose(step, name: str, a: tuple, b: tuple) -> set[int]:
     """The axes on which two (shape, dtype) differ; a rank or dtype change is refused."""
     if len(a[0]) != len(b[0]) or a[1] != b[1]:
-        raise ExportError(f"{step.loc}: '{name}' is {a[1]}{list(a[0])} on one path and "
+        raise ExportError(f"'{name}' is {a[1]}{list(a[0])} on one path and "
                           f"{b[1]}{list(b[0])} on another; an ONNX If/Loop needs one rank "
-                          "and dtype")
+                          "and dtype", step.loc)
     return {i for i, (x, y) in enumerate(zip(a[0], b[0], strict=True)) if x != y}
 
 

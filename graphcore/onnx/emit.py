@@ -114,19 +114,18 @@ class Emitter:
             self.names[node.id] = self.names[node.inputs[0]][node.attrs["index"]]
             return
         converter = CONVERTERS.get(node.op)
-        at = self.where.get(node.id, "")
-        at = f" (at {at})" if at else ""
+        at = self.where.get(node.id)  # the spec position of the step that made the node
         if converter is None:
             reason = NOT_EXPORTABLE.get(node.op, "no ONNX mapping is registered for it")
-            raise ExportError(f"op '{node.op}'{at} cannot be exported to ONNX: {reason}")
+            raise ExportError(f"op '{node.op}' cannot be exported to ONNX: {reason}", at)
         if converter.min_opset > self.opset:
-            raise ExportError(f"op '{node.op}'{at} needs ONNX opset {converter.min_opset} or "
-                              f"newer; --opset is {self.opset}")
+            raise ExportError(f"op '{node.op}' needs ONNX opset {converter.min_opset} or "
+                              f"newer; --opset is {self.opset}", at)
         ins = [self.names[i] for i in node.inputs]
         try:  # a multi-output op's converter returns one name per output
             self.names[node.id] = converter.emit(self, node, ins)
         except ExportError as e:
-            raise ExportError(f"op '{node.op}'{at}: {e}") from None
+            raise ExportError(f"op '{node.op}': {e.message}", e.loc or at) from None
 
 
 def tensor_type(dtype: str) -> int:

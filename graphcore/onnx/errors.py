@@ -1,11 +1,9 @@
-"""The exporter's one error type: a one-line message naming the op and where it ran."""
+"""The exporter's errors: ``ExportError`` (defined with the other typed errors in
+``graphcore.errors``, so that reporting it needs no exporter import) and ``OnnxUnavailable``."""
 
-from graphcore.errors import GraphcoreError
+from graphcore.errors import ExportError, GraphcoreError
 
-
-class ExportError(GraphcoreError, RuntimeError):
-    """The model cannot be exported as asked (an op without a mapping, an opset too old,
-    control flow the exporter does not map)."""
+__all__ = ["ExportError", "OnnxUnavailable"]
 
 
 class OnnxUnavailable(GraphcoreError, RuntimeError):

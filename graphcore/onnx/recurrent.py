@@ -24,7 +24,7 @@ def emit_rnn(e, region, ins, types, other):
     kind, link = region.constants["kind"], region.constants["layer"]
     (x,), ((shape, _dtype),) = ins, types
     if len(shape) not in (2, 3):
-        raise ExportError(f"{region.step.loc}: {kind} over an input of shape {shape}")
+        raise ExportError(f"{kind} over an input of shape {shape}", region.step.loc)
     scope = region.constants["scope"]
     seq = e.op("Unsqueeze", [x, e.const(np.asarray([1], np.int64))]) if len(shape) == 2 \
         else e.op("Transpose", [x], perm=[1, 0, 2])  # (length, batch, features)

@@ -129,8 +129,8 @@ class ExportRun(interpreter._Run):
         scope = self.loops[-1] if self.loops else {}
         for ref in predicate.name_refs():
             if ref.name.startswith("loop.") and scope.get(ref.name[5:]) is SYMBOLIC:
-                raise ExportError(f"{loc}: '{predicate}' reads {ref.name} inside a loop "
-                                  "exported as ONNX Loop; exporting that is not implemented")
+                raise ExportError(f"'{predicate}' reads {ref.name} inside a loop exported as "
+                                  "ONNX Loop; exporting that is not implemented", loc)
 
     def _constants(self, predicate) -> dict[str, Any]:
         scope = self.loops[-1] if self.loops else {}
@@ -170,15 +170,15 @@ class ExportRun(interpreter._Run):
         if not live:
             return super().while_(step, suffix)
         if step.on_limit == "error":
-            raise ExportError(f"{step.loc}: a `while` with on_limit: error; an ONNX Loop "
-                              "cannot fail at its cap (use on_limit: stop to export it)")
+            raise ExportError("a `while` with on_limit: error; an ONNX Loop cannot fail at "
+                              "its cap (use on_limit: stop to export it)", step.loc)
         outer = self.loops[-1] if self.loops else {}
         for ref in step.predicate.name_refs():
             if ref.name.startswith("loop.") and ref.name != "loop.i" \
                     and outer.get(ref.name[5:]) is SYMBOLIC:
-                raise ExportError(f"{step.predicate_loc}: '{step.predicate}' reads {ref.name} "
-                                  "inside a loop exported as ONNX Loop; exporting that is not "
-                                  "implemented")
+                raise ExportError(f"'{step.predicate}' reads {ref.name} inside a loop "
+                                  "exported as ONNX Loop; exporting that is not implemented",
+                                  step.predicate_loc)
         entry = dict(self.env)
         body = self.trace_body(step.body, entry, suffix, counters=True)
         outputs = [n for n in body.writes if n in entry]
@@ -226,8 +226,8 @@ class ExportRun(interpreter._Run):
             value = entry.get(name)
             if not isinstance(value, Variable | np.ndarray):
                 what = "no value" if value is None else "a value of several arrays"
-                raise ExportError(f"{step.loc}: the step reads '{name}', {what} here; only "
-                                  "single arrays flow into an exported If/Loop")
+                raise ExportError(f"the step reads '{name}', {what} here; only single arrays "
+                                  "flow into an exported If/Loop", step.loc)
         return names
 
     def _close(self, region: Region, entry: dict, written: list[str]) -> None:

@@ -40,8 +40,8 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     sequences = tuple(k for k, v in inputs.items() if isinstance(v, list))
     for name in sequences:
         if not inputs[name]:
-            raise ExportError(f"{spec.inputs[name].loc}: input '{name}' holds no example to "
-                              "trace")
+            raise ExportError(f"input '{name}' holds no example to trace",
+                              spec.inputs[name].loc)
     arrays = {k: np.asarray(v[0] if isinstance(v, list) else v) for k, v in inputs.items()}
     params = {n.lstrip("/"): p for n, p in model.namedparams()}
     forward_only = replace(spec, loss=None)  # the loss is training's, not the model's

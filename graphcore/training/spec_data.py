@@ -51,16 +51,27 @@ def batched_inputs(spec: Spec, arrays: Mapping[str, Array]) -> list[str]:
             if s.batch_dim is not None or isinstance(arrays.get(name), list)]
 
 
+def no_batched_input(spec: Spec, verb: str) -> TrainingOptionError:
+    """The refusal of a command that works on rows (``verb``: train, evaluate, predict) for a
+    spec whose inputs all have fixed shapes, located at its first input."""
+    first = next(iter(spec.inputs.values()), None)
+    return TrainingOptionError(
+        f"spec '{spec.name}' has no batched input to {verb} over (its inputs have fixed "
+        "shapes); feed them from `data:`, name their leading axis (shape: [batch, ...]) or "
+        "make them per-example inputs (lengths:, examples:)",
+        first.loc if first is not None else spec.loc)
+
+
 def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
-                   stdin: BinaryIO | None = None, split: bool = True) -> SpecData:
+                   stdin: BinaryIO | None = None, split: bool = True,
+                   verb: str = "train") -> SpecData:
     """Read the spec's inputs and split off the validation data (a seeded fraction, or the
-    ``validation: file:``). ``split=False`` keeps every row for training."""
+    ``validation: file:``). ``split=False`` keeps every row for training. ``verb`` names what
+    the rows are for in the refusal of a spec without any (train, evaluate)."""
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     names = batched_inputs(spec, arrays)
     if not names:
-        raise TrainingOptionError(f"spec '{spec.name}' has no batched input to train over; "
-                                  "feed inputs from `data:` or name their leading axis "
-                                  "(shape: [batch, ...])")
+        raise no_batched_input(spec, verb)
     rows = {n: arrays[n] for n in names}
     shared = {n: v for n, v in arrays.items() if n not in rows}
     v = spec.validation if split else None

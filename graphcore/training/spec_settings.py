@@ -25,7 +25,12 @@ CURVES = "curves.png"
 
 
 class TrainingOptionError(errors.GraphcoreError, ValueError):
-    """A training setting does not fit the spec or its data (the CLI: a usage error)."""
+    """A training setting does not fit the spec or its data (the CLI: a usage error).
+    ``loc``: the place in the spec the problem is about, when there is one (a ``Loc``)."""
+
+    def __init__(self, message: str, loc: Any = None) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 @dataclass

@@ -139,3 +139,21 @@ def test_an_ir_too_large_to_lay_out_is_a_note_not_a_wait(tmp_path, monkeypatch):
     check_page(text)
     assert text.count("too many to lay out here (over 100)") == 3  # the IRs and their diff
     assert text.count('<div class="viewer"') == 1  # the executed graph is drawn
+
+
+def test_a_spec_with_a_plugin_op_is_reported_with_the_plugin_loaded(tmp_path):
+    """``report --plugin FILE`` loads the op module, and so do the run, bench and train it
+    starts for missing artifacts (without the option, a plugin op's spec had no report)."""
+    examples = SPECS.parent / "examples"
+    plugin = tmp_path / "swish_ops_for_report.py"  # its own path: a plugin runs once per file
+    shutil.copy(examples / "swish_ops.py", plugin)
+    out = tmp_path / "out"
+    result = report(examples / "swish.yaml", "--plugin", plugin, "--bench", "--train",
+                    "--out-dir", out)
+    assert result.exit_code == 0, result.stderr
+    folder = out / "swish_mlp"
+    assert {"run.json", "bench.json", "train.csv", "report.html"} <= \
+        {p.name for p in folder.iterdir()}
+    page = check_page((folder / "report.html").read_text())
+    assert page.tags["svg"] == 4 + 1 + 1
+    assert "swish" in (folder / "ir.txt").read_text()

@@ -265,3 +265,31 @@ def test_params_start_and_resume_from_a_named_checkpoint(folder):
     assert doc["resumed_from"] == str(saved)
     assert [e["epoch"] for e in doc["log"]] == [1, 2, 3, 4]  # the log continues too
     assert cli("train", folder / "points.yaml", saved).exit_code == 2  # a checkpoint needs --resume
+
+
+def test_commands_on_rows_refuse_specs_without_rows_in_one_located_line(tmp_path):
+    """evaluate and predict need rows (data, a named batch axis, per-example inputs): a spec
+    of fixed shapes is refused at its first input, a CSV of outputs that differ in length per
+    example at the step that makes the output; exit 2, one `file:line:col: error:` line."""
+    fixed = ROOT / "specs" / "seed_static.yaml"
+    params = tmp_path / "p.npz"
+    trained = cli("train", fixed, "--steps", 1, "--save", params, "--out-dir", tmp_path, "-q")
+    assert trained.exit_code == 0, trained.stderr
+    for command, *more in (("evaluate",), ("predict", "--out-dir", tmp_path / "out")):
+        result = cli(command, fixed, "--params", params, *more)
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.splitlines() == [
+            f"{fixed}:10:6: error: spec 'seed_static' has no batched input to {command} over "
+            "(its inputs have fixed shapes); feed them from `data:`, name their leading axis "
+            "(shape: [batch, ...]) or make them per-example inputs (lengths:, examples:)"]
+    tagger = ROOT / "specs" / "lstm_tagger.yaml"
+    params = tmp_path / "tagger.npz"
+    trained = cli("train", tagger, "--steps", 1, "--save", params, "--out-dir", tmp_path, "-q")
+    assert trained.exit_code == 0, trained.stderr
+    result = cli("predict", tagger, "--params", params, "-o", "-")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"{tagger}:16:5: error: output 'scores' differs in length from example to example "
+        "((5, 5), (3, 5), (7, 5), ...); a CSV row per example holds outputs of one shape: "
+        "write them with -o preds.npz (one array per example)"]
+    assert not (tmp_path / "out").exists()

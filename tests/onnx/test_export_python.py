@@ -84,10 +84,12 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
-def _one_line_error(result, code, *parts):
+def _one_line_error(result, code, *parts, at=None):
+    """One error line with ``parts``; ``at``: it starts ``{at}: error: `` (file:line:col)."""
     assert result.exit_code == code, result.output
     lines = result.output.strip().splitlines()
-    assert lines[0].startswith("error: ") and all(p in lines[0] for p in parts), result.output
+    start = "error: " if at is None else f"{at}: error: "
+    assert lines[0].startswith(start) and all(p in lines[0] for p in parts), result.output
     assert "Traceback" not in result.output
 
 
@@ -95,7 +97,8 @@ def test_plugin_op_without_mapping_names_op_and_position(tmp_path):
     out = tmp_path / "m.onnx"
     result = invoke("export", ROOT / "examples/swish.yaml", "--plugin",
                     ROOT / "examples/swish_ops.py", "-o", out)
-    _one_line_error(result, 1, "op 'swish'", "swish.yaml:9:5", "no ONNX mapping")
+    _one_line_error(result, 1, "op 'swish'", "no ONNX mapping",
+                    at=f"{ROOT / 'examples/swish.yaml'}:9:5")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -106,7 +109,7 @@ def test_opset_too_old_names_op_and_minimum(tmp_path):
                     "  - {op: layer_normalization, name: ln}\noutputs: [_]\n")
     out = tmp_path / "m.onnx"
     result = invoke("export", spec, "--opset", 16, "-o", out)
-    _one_line_error(result, 1, "op 'layer_normalization'", "norm.yaml:7:5", "opset 17")
+    _one_line_error(result, 1, "op 'layer_normalization'", "opset 17", at=f"{spec}:7:5")
     assert not out.exists()
     assert invoke("export", spec, "--opset", 17, "-o", out).exit_code == 0
     assert out.exists()
