@@ -35,11 +35,8 @@ SLOW = {
 _H1 = "h1 per-example x data: a `data:` input fed per example (t: {key: labels}) arrives " \
       "as the whole batch inside each example's run (labels of shape (24, 1) for scores (1, 2))"
 _H1_STACK = "h1 predict stacking: per-example outputs of one shape are not stacked ({})"
-_H2 = "h2 sweep x data: a task carries `file:` inputs but not `data:` files ('data file not " \
-      "found: <the task's temporary folder>/spec/...')"
 SEAMS: dict[tuple[str, str], str] = {
     **{("data_sequences", c.name): _H1 for c in COMMANDS},
-    ("data_sequences", "sweep"): f"{_H1}; {_H2}",
     ("per_example_branch", "predict -o -"): _H1_STACK.format(
         "'outputs of sequence inputs differ in length per example' though each y is (2,)"),
     ("per_example_branch", "predict .csv"): _H1_STACK.format(
@@ -50,14 +47,6 @@ SEAMS: dict[tuple[str, str], str] = {
        for source in ("file", "stdin")},
     ("data_csv", "predict stdin"): "h1 predict x stdin: CSV rows on stdin are read without "
                                    "their header ('could not convert string 'f1'')",
-    ("data_csv", "sweep"): _H2, ("data_npz", "sweep"): _H2, ("convolution", "sweep"): _H2,
-    ("convolution", "check"): "h4 check kinks: ties in max-pooling windows of integer pixels "
-                              "fail conv1/W, conv1/b, conv2/b ('an op's backward disagrees "
-                              "with finite differences of its forward')",
-    ("data_npz", "viz --diff"): "h3 viz --diff x different data: inputs of another length "
-                                "share no node but parameters",
-    ("convolution", "viz --diff"): "h3 viz --diff x different data: inputs of another length "
-                                   "share no node but parameters",
 }
 
 
@@ -305,14 +294,23 @@ def cell_viz(matrix, family, mode, tmp_path):
     assert (folder / "graph.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# families whose --diff replaces an op (relu by tanh, a live `if` taking its other branch)
+OP_REPLACED = {"static_mlp", "live_branch", "data_csv", "data_sequences"}
+
+
 def cell_viz_diff(matrix, family, mode, tmp_path):
     diffs = [w for value in matrix.diff_args(family) for w in ("--diff", value)]
     result = matrix.cli(family, "viz", *diffs, "--format", "dot", "--out-dir", tmp_path)
     ok(result)
     graph = parse_dot((tmp_path / matrix.spec(family).name / "graph.diff.dot").read_text())
-    # each run has ops of its own, and the two share ops (not only their parameters)
-    assert _record_nodes(graph, FIRST_COLOUR) and _record_nodes(graph, SECOND_COLOUR)
+    # the two runs share ops (not only their parameters), matched by structure, not shape
     assert _record_nodes(graph, SHARED_COLOUR)
+    only_one_run = _record_nodes(graph, FIRST_COLOUR) + _record_nodes(graph, SECOND_COLOUR)
+    reshaped = [n for n in graph.nodes.values() if " → " in n.get("label", "")]
+    if family in OP_REPLACED:  # an op of one run is another op in the other: both coloured
+        assert _record_nodes(graph, FIRST_COLOUR) and _record_nodes(graph, SECOND_COLOUR)
+    else:  # the same ops on other sizes or trip counts: shapes shown changed, or extra trips
+        assert only_one_run or reshaped
 
 
 # --- bench, check ---------------------------------------------------------------------------
@@ -340,7 +338,9 @@ def cell_check(matrix, family, mode, tmp_path):
     assert doc["ok"] is True and doc["mode"] == mode
     shapes = matrix.param_shapes(family)
     assert {k: tuple(v["shape"]) for k, v in doc["params"].items()} == shapes
-    assert all(v["ok"] and v["checked"] > 0 for v in doc["params"].values())
+    # every parameter checked, at the spec's point or, past a kink, at a nearby one
+    assert all(v["ok"] and v["verdict"] in ("passed", "passed_nearby")
+               for v in doc["params"].values()), doc["params"]
 
 
 # --- export ---------------------------------------------------------------------------------
