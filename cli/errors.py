@@ -56,6 +56,8 @@ def exit_code_for(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, CliError):
         text = f"error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else "")
         return exc.code, text
+    if isinstance(exc, errors.MissingFileError):  # a file the spec names, located there
+        return NO_INPUT, exc.render()
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return DATA_ERROR, exc.render()
     if isinstance(exc, errors.SpecRuntimeError):

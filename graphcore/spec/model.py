@@ -48,6 +48,7 @@ class InputSpec:
     dtype_given: bool = False  # ``dtype:`` written in the spec
     keep_file_dtype: bool = False  # .npy/.npz integer and bool data keep their dtype
     column: DataColumn | None = None  # source ``data``: which part of the data file
+    shape_loc: Loc | None = None  # where ``shape:`` is written (data checked against it)
 
     @property
     def sequence(self) -> bool:
@@ -95,6 +96,7 @@ class ValidationSpec:
     fraction: float | None = None
     file: str | None = None
     seed: int | None = None
+    file_loc: Loc | None = None  # where ``file:`` is written
 
 
 @dataclass

@@ -126,6 +126,7 @@ class WorkflowReader:
             spec.dtype_given = True
         if "shape" in node:
             spec.shape = self.read_shape(node["shape"], f"input '{name}'")
+            spec.shape_loc = node["shape"].loc
             if spec.shape and spec.shape[0] is not None:
                 self.error(node["shape"].loc, f"input '{name}': data rows are the leading "
                            "axis; name it, e.g. shape: [batch, 4]")
@@ -160,6 +161,7 @@ class WorkflowReader:
                                ".npy or .jsonl path")
                 else:
                     spec.file = path
+                    spec.file_loc = node["file"].loc
             if "seed" in node:
                 spec.seed = self.read_int(node["seed"], "seed", 0, low=0)
             if (spec.fraction is None) == (spec.file is None):

@@ -17,7 +17,7 @@ from graphcore import errors
 from graphcore.config import no_backprop_mode, using_config
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, run_spec
-from graphcore.spec.model import Spec
+from graphcore.spec.model import OpStep, Spec
 from graphcore.training.metrics import MetricError, metric_sums
 from graphcore.training.spec_settings import TrainingOptionError
 
@@ -82,8 +82,64 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
         from graphcore.training.data_files import read_data
 
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
-        validation = read_data(Path(spec.folder) / v.file, fed, v.loc)
+        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc)
+    check_label_dtype(spec, arrays, validation)
     return SpecData(rows, validation, shared, train_index, val_index)
+
+
+# losses (and metrics) whose targets are integer class labels
+INTEGER_LABELS = ("softmax_cross_entropy", "sigmoid_cross_entropy")
+# ops that pass their input's values (and dtype) on, reshaped or indexed
+_KEEP_VALUES = ("reshape", "transpose", "swapaxes", "get_item", "broadcast_to", "copy")
+
+
+def label_input(spec: Spec) -> str | None:
+    """The input whose values reach the loss as its labels (the second input of a loss in
+    ``INTEGER_LABELS``, followed back through top-level reshapes and indexing), or None."""
+    loss = spec.loss
+    if loss is None or loss.op not in INTEGER_LABELS or len(loss.inputs) < 2:
+        return None
+    name = loss.inputs[1]
+    made = {step.to: step for step in spec.graph if isinstance(step, OpStep) and step.to}
+    seen: set[str] = set()
+    while name not in spec.inputs:
+        step = made.get(name)
+        if step is None or name in seen or step.op not in _KEEP_VALUES or \
+                len(step.inputs) != 1:
+            return None
+        seen.add(name)
+        name = step.inputs[0]
+    return name
+
+
+def check_label_dtype(spec: Spec, *parts: Mapping[str, Array] | None) -> None:
+    """Labels of a classification loss read as floats are a data error at the label input,
+    found when the data is loaded (the loss would fail at the first step)."""
+    name = label_input(spec)
+    if name is None:
+        return
+    for arrays in parts:
+        value = (arrays or {}).get(name)
+        if value is None:
+            continue
+        examples = value if isinstance(value, list) else [value]
+        if all(np.asarray(a).dtype.kind in "iub" for a in examples):
+            continue
+        whole = all(np.all(np.isfinite(a)) and np.all(a == np.trunc(a)) for a in
+                    map(np.asarray, examples))
+        where = spec.inputs[name]
+        at = where.column.loc if where.column is not None else where.loc
+        what = f"{np.asarray(examples[0]).dtype} values"
+        if whole:
+            hint = "add dtype: int32 to the input"
+        else:
+            what += " that are not integers"
+            hint = "class labels are 0, 1, ...; for real targets use a regression loss such " \
+                "as mean_squared_error"
+        raise errors.SpecError(
+            f"input '{name}': {spec.loss.op} takes integer class labels, but the data gives "
+            f"{what}", at.file, at.line, at.col,
+            at.source.line(at.line) if at.source else None, at.length, hint)
 
 
 def _take(array: Array, index: np.ndarray) -> Array:
