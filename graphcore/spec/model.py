@@ -49,6 +49,9 @@ class InputSpec:
     keep_file_dtype: bool = False  # .npy/.npz integer and bool data keep their dtype
     column: DataColumn | None = None  # source ``data``: which part of the data file
     shape_loc: Loc | None = None  # where ``shape:`` is written (data checked against it)
+    # ``whole_batch: true``: in a run once per example, every example sees the whole array
+    # (by default an input with a named leading axis gives each example its own row)
+    whole_batch: bool = False
 
     @property
     def sequence(self) -> bool:

@@ -24,7 +24,8 @@ from graphcore.spec.validation import did_you_mean, show
 from graphcore.spec.yaml_source import LMap
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
-COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape")
+COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
+               "whole_batch")
 OPTIMIZER_CLASSES: dict[str, type[optimizers.Optimizer]] = {
     "sgd": optimizers.SGD, "momentum": optimizers.MomentumSGD,
     "momentum_sgd": optimizers.MomentumSGD, "nesterov": optimizers.NesterovAG,
@@ -132,6 +133,7 @@ class WorkflowReader:
                            "axis; name it, e.g. shape: [batch, 4]")
             elif getattr(self, "named_dim", None):
                 spec.batch_dim = self.named_dim
+        self.read_whole_batch(node, spec)
         self.data_inputs[name] = spec
         return column
 

@@ -195,7 +195,9 @@ def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
                    seed: int | None = None) -> dict[str, Array]:
     """The spec's outputs for every row, in evaluation mode, computed ``batch_size`` rows at
-    a time and joined along the batch axis (sequences: one output per example)."""
+    a time and joined along the batch axis. A spec run once per example gives one row per
+    example (``stack_examples``): an output of one shape per example is one array, a list of
+    arrays (one per example) only where its shape differs per example."""
     parts: dict[str, list[Any]] = {name: [] for name in spec.outputs}
     sequences = any(isinstance(v, list) for v in rows.values())
     with using_config("train", False), no_backprop_mode():
@@ -208,9 +210,22 @@ def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                 else:
                     parts[name].append(_array(result.outputs[name]))
     if sequences:
-        return parts
+        return {name: stack_examples(values) for name, values in parts.items()}
     return {name: np.concatenate([np.atleast_1d(p) for p in values])
             for name, values in parts.items()}
+
+
+def stack_examples(outputs: list[np.ndarray]) -> Array:
+    """Per-example outputs as one row per example: outputs of one shape ``(1, ...)`` (the
+    example's own batch axis of one) joined along it into ``(n, ...)``; of another one shape,
+    stacked into ``(n, shape...)``; of shapes that differ per example, the list itself."""
+    shapes = {np.shape(o) for o in outputs}
+    if len(shapes) != 1:
+        return list(outputs)
+    shape, = shapes
+    if shape and shape[0] == 1:
+        return np.concatenate(outputs)
+    return np.stack(outputs)
 
 
 def _array(value: Any) -> np.ndarray:
@@ -232,7 +247,7 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
     loss = spec.loss
     if loss is None or loss.op != "softmax_cross_entropy" or len(loss.inputs) < 2:
         return
-    label = loss.inputs[1]
+    label = label_input(spec) or loss.inputs[1]  # through reshapes, to the data's input
     if label not in data.train or isinstance(data.train[label], list):
         return
     probe = {k: v[:1] for k, v in data.train.items()}
