@@ -67,12 +67,15 @@ def predict(
         predictions = predict_arrays(graph_only, model, rows, shared, batch_size, seed)
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE) from None
-    if any(isinstance(v, list) for v in predictions.values()):
-        if out is None or not out.endswith(".npz"):
-            raise CliError("outputs of sequence inputs differ in length per example; write "
-                           "them with -o preds.npz", USAGE)
-        predictions = {f"{name}_{i}": a for name, values in predictions.items()
-                       for i, a in enumerate(values)}
+    ragged = [name for name, v in predictions.items() if isinstance(v, list)]
+    if ragged:
+        if out is None or Path(out).suffix.lower() != ".npz":
+            shapes = ", ".join(sorted({str(np.shape(a)) for a in predictions[ragged[0]]})[:4])
+            raise CliError(f"output '{ragged[0]}' differs in shape per example ({shapes}), "
+                           "and CSV holds one row per example; write -o preds.npz (one array "
+                           f"per example: {ragged[0]}/0, {ragged[0]}/1, ...)", USAGE)
+        predictions = {key: a for name, values in predictions.items()
+                       for key, a in _per_example(name, values)}
     if out == STDOUT:
         _print(_csv(predictions))
         return
@@ -110,9 +113,19 @@ def _without_loss(spec):
     return dataclasses.replace(spec, loss=None, inputs=inputs)
 
 
+def _per_example(name: str, values):
+    """An output's npz entries: one array, or ``NAME/k`` per example where shapes differ."""
+    if isinstance(values, list):
+        return [(f"{name}/{k}", a) for k, a in enumerate(values)]
+    return [(name, values)]
+
+
 def _csv(predictions: dict[str, np.ndarray]) -> str:
+    """One row per example, a column per output element (``NAME_k`` where an output has
+    several per row); each value as the shortest text that reads back as its own dtype
+    (float32 ``194.744``, not float64's ``194.74400329589844``)."""
     header: list[str] = []
-    columns: list[np.ndarray] = []
+    columns: list[list[str]] = []
     for name, array in predictions.items():
         array = np.asarray(array)
         flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array.reshape(-1, 1)
@@ -120,11 +133,9 @@ def _csv(predictions: dict[str, np.ndarray]) -> str:
             header.append(name)
         else:
             header.extend(f"{name}_{i}" for i in range(flat.shape[1]))
-        columns.append(flat)
-    table = np.concatenate(columns, axis=1) if columns else np.zeros((0, 0))
+        columns.extend([str(v) for v in flat[:, i]] for i in range(flat.shape[1]))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    for row in table:
-        writer.writerow([repr(float(v)) if table.dtype.kind == "f" else str(v) for v in row])
+    writer.writerows(zip(*columns, strict=True))
     return out.getvalue()

@@ -218,3 +218,69 @@ def test_csv_on_stdin_selects_columns_by_its_header_as_a_file_does(folder):
     npy = cli("predict", folder / "four.yaml", "--params", params, "--input", "x=-", "-o",
               "-", input=(folder / "rows.npy").read_bytes())
     assert npy.exit_code == 0 and len(npy.stdout.splitlines()) == 3
+
+
+def test_predictions_print_the_shortest_text_of_their_own_dtype(folder):
+    params = trained(folder)
+    printed = cli("predict", folder / "four.yaml", "--params", params, "-o", "-")
+    assert printed.exit_code == 0, printed.stderr
+    saved = cli("predict", folder / "four.yaml", "--params", params, "-o", folder / "preds.npz")
+    assert saved.exit_code == 0, saved.stderr
+    with np.load(folder / "preds.npz") as arrays:
+        logits = arrays["logits"]
+    assert logits.dtype == np.float32
+    lines = printed.stdout.splitlines()
+    fields = [line.split(",") for line in lines[1:]]
+    assert fields == [[str(v) for v in row] for row in logits]  # numpy's shortest float32
+    assert np.array_equal(np.array(fields, dtype=np.float32), logits)  # and it reads back
+    assert max(len(f) for row in fields for f in row) <= 15  # not float64's 17 digits
+    written = (folder / "o" / "p.csv")
+    again = cli("predict", folder / "four.yaml", "--params", params, "-o", written)
+    assert again.exit_code == 0 and written.read_text() == printed.stdout
+
+
+def test_predict_refuses_parameters_that_do_not_fit_the_spec(folder):
+    params = trained(folder)
+    with np.load(params) as arrays:
+        bad = dict(arrays)
+    bad["l1/W"] = np.zeros((7, 4), np.float32)
+    np.savez(folder / "bad.npz", **bad)
+    for command in ("predict", "evaluate"):
+        result = cli(command, folder / "four.yaml", "--params", folder / "bad.npz", "-o", "-") \
+            if command == "predict" else cli(command, folder / "four.yaml", "--params",
+                                             folder / "bad.npz")
+        assert result.exit_code == 65, result.stderr
+        assert "l1/W has shape (7, 4) in the file, but the spec declares (2, any)" in \
+            result.stderr, command
+        assert result.stdout == ""
+    nobias = """graphtool: 1
+name: rows
+inputs:
+  x: {file: x.npy, shape: [rows, 2]}
+graph:
+  - {op: linear, out_size: 3, name: l1, nobias: true}
+outputs: [_]
+"""
+    (folder / "rows.yaml").write_text(nobias)
+    np.save(folder / "x.npy", np.ones((4, 2), np.float32))
+    np.savez(folder / "w7.npz", **{"l1/W": np.ones((7, 2), np.float32)})
+    result = cli("predict", folder / "rows.yaml", "--params", folder / "w7.npz", "-o", "-")
+    assert result.exit_code == 65 and "l1/W has shape (7, 2)" in result.stderr
+    assert result.stdout == ""
+    ran = cli("run", folder / "rows.yaml", "--params", folder / "w7.npz")
+    assert ran.exit_code == 65  # the same refusal as run's
+    np.savez(folder / "w3.npz", **{"l1/W": np.ones((3, 2), np.float32)})
+    np.save(folder / "flat.npy", np.ones(2, np.float32))
+    flat = cli("predict", folder / "rows.yaml", "--params", folder / "w3.npz", "--input",
+               f"x={folder / 'flat.npy'}", "-o", "-")
+    assert flat.exit_code == 65, flat.stdout
+    assert "--input:1:1: error: input 'x': " in flat.stderr
+    assert "holds an array of shape [2], but the spec declares shape [rows, 2]" in flat.stderr
+
+
+def test_a_checkpoint_still_loads_as_predict_parameters(folder):
+    trained(folder)
+    result = cli("predict", folder / "four.yaml", "--params",
+                 folder / "o" / "four" / "checkpoint.npz", "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 25
