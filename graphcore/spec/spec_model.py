@@ -202,9 +202,25 @@ def example_rows(spec: Spec, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
                            "examples, and each example takes its own row",
                            "give it one row per example, or write whole_batch: true to give "
                            "every example the whole array")
-        out[name] = StackedExamples(value) if isinstance(value, np.ndarray) and value.ndim \
-            else [value[i] for i in range(n)]
+        out[name] = _rows_of(spec, name, value, n, StackedExamples)
     return out
+
+
+_ROWS_KEY = "_graphcore_example_rows"
+
+
+def _rows_of(spec: Spec, name: str, value: Any, n: int, stacked: type) -> list:
+    """``value``'s rows, one per example: the same list for the same array called again (so
+    batching sees the same per-example lists, as its whole-call replay needs), else new."""
+    if not isinstance(value, np.ndarray):
+        return [value[i] for i in range(n)]
+    memo = spec.__dict__.setdefault(_ROWS_KEY, {})
+    seen = memo.get(name)
+    if seen is not None and seen[0] is value and seen[1] == (value.shape, value.dtype):
+        return seen[2]
+    rows = stacked(value)
+    memo[name] = (value, (value.shape, value.dtype), rows)
+    return rows
 
 
 def sequence_names(spec: Spec, inputs: Mapping[str, Any]) -> list[str]:

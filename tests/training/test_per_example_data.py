@@ -170,3 +170,37 @@ def test_whole_batch_is_validated(tmp_path, edit, message):
                        "leading axis"):
         load_spec_text("graphtool: 1\ninputs:\n  x: {file: x.npy, whole_batch: true}\n"
                        "graph: [relu]\n")
+
+
+def test_padded_batches_carry_each_examples_row_beside_its_sequence(tmp_path):
+    np.save(tmp_path / "t.npy", np.arange(8, dtype=np.int32) % 2)
+    text = """graphtool: 1
+inputs:
+  s: {random: normal, shape: [null, 3], lengths: [5, 3, 7, 2, 4, 6, 1, 3]}
+  t: {file: t.npy, shape: [rows]}
+graph:
+  - for_each: s
+    as: x_t
+    carry: {h: {zeros: [1, 4]}}
+    body:
+      - {op: reshape, from: x_t, shape: [1, 3]}
+      - {op: concat, from: [_, h], axis: 1}
+      - {op: linear, out_size: 4, name: cell}
+      - {op: tanh, to: h}
+  - {op: linear, from: h, out_size: 2, name: readout, to: logits}
+  - {op: reshape, from: t, shape: [1], to: label}
+loss: {op: softmax_cross_entropy, from: [logits, label]}
+"""
+    spec = load_spec_text(text, str(tmp_path / "p.yaml"), str(tmp_path))
+    arrays = make_inputs(spec.inputs, 0, tmp_path)
+    model = build_model(spec, 0)
+    reference = run_spec(spec, model, arrays, batching="off")
+    grads = {name: p.grad.copy() for name, p in model.namedparams()}
+    for mode in ("dynamic", "static"):
+        runner = StaticSpecRunner(spec, model) if mode == "static" else None
+        result = (runner.run(arrays, batching="pad") if runner else
+                  run_spec(spec, model, arrays, batching="pad"))
+        assert result.batching["applied"] and result.batching["padding_waste"] > 0
+        assert result.loss == pytest.approx(reference.loss, rel=1e-6)
+        for name, p in model.namedparams():
+            np.testing.assert_allclose(p.grad, grads[name], rtol=1e-5, atol=1e-7)
