@@ -30,6 +30,11 @@ outputs: [logits]
 """
 
 
+JSONL = SEQUENCES.replace("file: seq.npz", "file: seq.jsonl").replace(
+    "s: {values: feats, offsets: starts}", "s: {field: s}").replace(
+    "t: {key: t}", "t: {column: t, dtype: int32}")
+
+
 def write_sequences(folder, n=N, seed=0):
     rng = np.random.RandomState(seed)
     lengths = 1 + np.arange(n) % 5

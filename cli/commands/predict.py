@@ -16,8 +16,9 @@ import typer
 from cli import files, output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
+from graphcore.spec.batch_analysis import reads
 from graphcore.spec.interpreter import build_model
-from graphcore.spec.model import OpStep, walk_steps
+from graphcore.spec.model import PREVIOUS, OpStep, walk_steps
 from graphcore.training.from_spec import (
     TrainingOptionError,
     batched_inputs,
@@ -96,21 +97,47 @@ def _print(text: str) -> None:
 
 
 def _without_loss(spec):
-    """The spec without its loss, keeping only the inputs the graph and outputs read (labels
-    the loss alone reads are not needed to predict)."""
+    """The spec without its loss and without the top-level op steps only the loss needed
+    (a label's reshape), keeping only the inputs what is left reads: labels are not needed to
+    predict."""
+    steps = _needed_steps(spec)
     used: set[str] = set()
-    for step in walk_steps(spec.graph):
+    for step in walk_steps(steps):
         if isinstance(step, OpStep):
             used.update(step.inputs)
         for attr in ("sequence",):
             if hasattr(step, attr):
                 used.add(getattr(step, attr))
+        predicate = getattr(step, "predicate", None)
+        if predicate is not None:
+            used.update(ref.name for ref in predicate.name_refs())
     used.update(spec.outputs)
     first = next(iter(spec.inputs), None)
-    if "_" in used and first is not None:
+    if PREVIOUS in used and first is not None:
         used.add(first)
     inputs = {n: s for n, s in spec.inputs.items() if n in used}
-    return dataclasses.replace(spec, loss=None, inputs=inputs)
+    return dataclasses.replace(spec, loss=None, inputs=inputs, graph=steps)
+
+
+def _needed_steps(spec) -> list:
+    """The graph's steps less the top-level op steps whose values no output needs: walked
+    back from the outputs, an op step is kept when a later step or an output reads what it
+    binds (its ``to:`` name, or ``_``); control flow is always kept, with all it reads."""
+    needed = set(spec.outputs)
+    kept = []
+    for step in reversed(spec.graph):
+        if isinstance(step, OpStep):
+            binds = {PREVIOUS} | ({step.to} if step.to else set())
+            if not binds & needed:
+                continue
+            needed -= binds
+            needed.update(step.inputs)
+        else:
+            needed |= reads(step) | {PREVIOUS}
+        kept.append(step)
+    if not kept:
+        return list(spec.graph)
+    return kept[::-1]
 
 
 def _per_example(name: str, values):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sequence_data import SEQUENCES, write_sequences
+from sequence_data import JSONL, SEQUENCES, write_sequences
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -113,3 +113,19 @@ def test_a_label_outside_the_classes_is_refused_at_its_input(folder):
     assert result.exit_code == 65, result.stderr
     assert "seq.yaml:7:6: error: input 't': data row 4 has label 5, outside 0..1 for " \
         "softmax_cross_entropy over 2 classes" in result.stderr
+
+
+def test_predict_on_new_sequences_needs_no_labels(folder):
+    jsonl = folder / "seq.yaml"
+    jsonl.write_text(JSONL)
+    params = folder / "p.npz"
+    assert cli("train", jsonl, "--out-dir", folder / "o", "--save", params, "-q").exit_code == 0
+    lines = (folder / "seq.jsonl").read_text().splitlines()[:5]
+    new = folder / "new.jsonl"
+    new.write_text("".join(json.dumps({"s": json.loads(line)["s"]}) + "\n" for line in lines))
+    # the label's reshape feeds only the loss: predicting reads no `t` (the data file's 24
+    # labels would not bind with 5 new examples)
+    result = cli("predict", jsonl, "--params", params, "--input", f"s={new}", "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    whole = cli("predict", jsonl, "--params", params, "-o", "-")
+    assert result.stdout.splitlines() == whole.stdout.splitlines()[:6]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sequence_data import SEQUENCES, write_sequences
+from sequence_data import JSONL, SEQUENCES, write_sequences
 
 from graphcore.errors import SpecError, SpecErrors
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
@@ -26,11 +26,6 @@ N = 24
 
 def load(folder, text=SEQUENCES):
     return load_spec_text(text, str(folder / "seq.yaml"), str(folder))
-
-
-JSONL = SEQUENCES.replace("file: seq.npz", "file: seq.jsonl").replace(
-    "s: {values: feats, offsets: starts}", "s: {field: s}").replace(
-    "t: {key: t}", "t: {column: t, dtype: int32}")
 
 
 def direct(model, feats, t):
