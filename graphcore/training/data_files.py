@@ -180,7 +180,7 @@ def _read_csv(path: Path | str, text: Iterable[str], inputs: Mapping[str, Any]
     lines = [(number, line) for number, line in enumerate(text, 1)
              if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
-        raise _error(path, 1, 1, "the data file is empty (a CSV needs a header line)")
+        raise _error(path, 1, 1, f"{Path(path).name} is empty (a CSV needs a header line)")
     rows = list(csv.reader(line for _, line in lines))
     header = [name.strip() for name in rows[0]]
     header_line = lines[0][0]

@@ -214,6 +214,10 @@ def test_csv_on_stdin_selects_columns_by_its_header_as_a_file_does(folder):
                   "-o", "-", input=b"a,b,c\n1,2,3\n")
     assert missing.exit_code == 65
     assert "data input 'x': stdin has no column 'd' (its columns: a, b, c)" in missing.stderr
+    empty = cli("predict", folder / "four.yaml", "--params", params, "--input", "x=-", "-o",
+                "-", input=b"")
+    assert empty.exit_code == 65
+    assert "stdin:1:1: error: stdin is empty (a CSV needs a header line)" in empty.stderr
     np.save(folder / "rows.npy", np.ones((2, 4), np.float32))
     npy = cli("predict", folder / "four.yaml", "--params", params, "--input", "x=-", "-o",
               "-", input=(folder / "rows.npy").read_bytes())
