@@ -114,10 +114,12 @@ def check_declared_shapes(arrays: Mapping[str, Array], inputs: Mapping[str, Any]
         declared = getattr(spec, "shape", None)
         if declared is None:
             continue
+        # the leading axis holds the rows (a sequence's: each example's length), of any size
+        free = (None, *declared[1:]) if declared else declared
         examples = value if isinstance(value, list) else [value]
         for index, array in enumerate(examples):
             shape = np.shape(array)
-            if _fits(shape, declared):
+            if _fits(shape, free):
                 continue
             what = f"example {index + 1} of {source}" if isinstance(value, list) else source
             raise _at(spec.shape_loc or spec.loc,
