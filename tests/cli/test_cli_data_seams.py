@@ -297,3 +297,7 @@ def test_bench_batch_sizes_still_cut_a_data_input_with_a_declared_shape(folder):
                  "--modes", "dynamic", "--json", "--out-dir", folder / "o")
     assert result.exit_code == 0, result.stderr
     assert "declares shape" not in result.stderr
+    (folder / "four.yaml").write_text(SPEC.replace(", shape: [batch, 4]", ""))
+    undeclared = cli("bench", folder / "four.yaml", "--batch", "3", "--repeat", 1, "--warmup",
+                     0, "--modes", "dynamic", "--json", "--out-dir", folder / "o")
+    assert undeclared.exit_code == 0, undeclared.stderr
