@@ -13,7 +13,6 @@ import numpy as np
 
 from cli import specs
 from cli.errors import USAGE, CliError
-from graphcore import serializers
 from graphcore.spec import Spec
 from graphcore.spec.validate_workflow import use_data_file
 
@@ -34,14 +33,18 @@ def load_spec(spec: str, sets: Sequence[str], inputs: Sequence[str], plugins: Se
 
 
 def load_params(path: Path, model: Any) -> None:
-    """Parameters saved by ``train --save`` / ``best.npz``, or those of a checkpoint."""
+    """Parameters saved by ``train --save`` / ``best.npz``, or those of a checkpoint, checked
+    against the spec's model as ``run --params`` checks them (every key, every declared
+    shape: a file must never silently change the model)."""
+    from graphcore.spec.params import load_params as load_checked
+
     if not path.exists():
         raise FileNotFoundError(2, "parameters file not found", str(path))
     prefix = ""
     with contextlib.suppress(Exception), np.load(path, allow_pickle=False) as npz:
         if any(k.startswith(CHECKPOINT_MODEL) for k in npz.files):
             prefix = CHECKPOINT_MODEL
-    serializers.load_npz(path, model, path=prefix)
+    load_checked(path, model, prefix)
 
 
 @contextlib.contextmanager

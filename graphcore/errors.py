@@ -134,6 +134,17 @@ class SpecErrors(GraphcoreError, ValueError):
         return "\n".join(shown)
 
 
+class MissingFileError(_Located, FileNotFoundError):
+    """A file the spec names (``data: file:``, ``validation: file:``) does not exist: located
+    at the name in the spec, and a ``FileNotFoundError`` (the CLI exits 66, missing input)."""
+
+    def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
+                 source_line: str | None = None, length: int = 1, hint: str | None = None,
+                 filename: str | None = None) -> None:
+        super().__init__(message, file, line, col, source_line, length, hint)
+        self.filename = filename
+
+
 class SpecRuntimeError(_Located, RuntimeError):
     """Running a valid spec failed at a step (a shape mismatch, a carry that changed shape,
     NaN/Inf in the loss); located like ``SpecError`` (the CLI exits 1)."""

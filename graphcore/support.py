@@ -96,7 +96,7 @@ _NO_ROWS = Refusal(
     "file): feed them from `data:`, name their leading axis (`shape: [batch, ...]`) or make "
     "them per-example inputs (`lengths:`, `examples:`)")
 _RAGGED = Refusal(
-    2, "differs in length from example to example",
+    2, "differs in shape from example to example",
     "a CSV row per example holds outputs of one shape, and this output has one row per time "
     "step of each sequence: write `-o preds.npz` (one array per example)")
 _NO_ONNX_MAPPING = Refusal(

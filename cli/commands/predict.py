@@ -16,8 +16,9 @@ import typer
 from cli import files, output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
+from graphcore.spec.batch_analysis import reads
 from graphcore.spec.interpreter import build_model
-from graphcore.spec.model import OpStep, walk_steps
+from graphcore.spec.model import PREVIOUS, OpStep, walk_steps
 from graphcore.training.from_spec import (
     TrainingOptionError,
     batched_inputs,
@@ -68,20 +69,17 @@ def predict(
         predictions = predict_arrays(graph_only, model, rows, shared, batch_size, seed)
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE) from None
-    if any(isinstance(v, list) for v in predictions.values()):
-        ragged = next((n for n, v in predictions.items() if isinstance(v, list)
-                       and len({np.shape(a) for a in v}) > 1), None)
-        if ragged is not None and (out is None or not out.endswith(".npz")):
-            shapes = ", ".join(str(np.shape(a)) for a in predictions[ragged][:3])
-            raise CliError(f"output '{ragged}' differs in length from example to example "
+    ragged = [name for name, v in predictions.items() if isinstance(v, list)]
+    if ragged:
+        if out is None or Path(out).suffix.lower() != ".npz":
+            name = ragged[0]
+            shapes = ", ".join(str(np.shape(a)) for a in predictions[name][:3])
+            raise CliError(f"output '{name}' differs in shape from example to example "
                            f"({shapes}, ...); a CSV row per example holds outputs of one "
-                           "shape: write them with -o preds.npz (one array per example)",
-                           USAGE, at=_bound_at(loaded, ragged))
-        if out is None or not out.endswith(".npz"):
-            raise CliError("outputs of sequence inputs differ in length per example; write "
-                           "them with -o preds.npz", USAGE)
-        predictions = {f"{name}_{i}": a for name, values in predictions.items()
-                       for i, a in enumerate(values)}
+                           f"shape: write -o preds.npz (one array per example: {name}/0, "
+                           f"{name}/1, ...)", USAGE, at=_bound_at(loaded, name))
+        predictions = {key: a for name, values in predictions.items()
+                       for key, a in _per_example(name, values)}
     if out == STDOUT:
         _print(_csv(predictions))
         return
@@ -110,26 +108,62 @@ def _bound_at(spec, name: str):
 
 
 def _without_loss(spec):
-    """The spec without its loss, keeping only the inputs the graph and outputs read (labels
-    the loss alone reads are not needed to predict)."""
+    """The spec without its loss and without the top-level op steps only the loss needed
+    (a label's reshape), keeping only the inputs what is left reads: labels are not needed to
+    predict."""
+    steps = _needed_steps(spec)
     used: set[str] = set()
-    for step in walk_steps(spec.graph):
+    for step in walk_steps(steps):
         if isinstance(step, OpStep):
             used.update(step.inputs)
         for attr in ("sequence",):
             if hasattr(step, attr):
                 used.add(getattr(step, attr))
+        predicate = getattr(step, "predicate", None)
+        if predicate is not None:
+            used.update(ref.name for ref in predicate.name_refs())
     used.update(spec.outputs)
     first = next(iter(spec.inputs), None)
-    if "_" in used and first is not None:
+    if PREVIOUS in used and first is not None:
         used.add(first)
     inputs = {n: s for n, s in spec.inputs.items() if n in used}
-    return dataclasses.replace(spec, loss=None, inputs=inputs)
+    return dataclasses.replace(spec, loss=None, inputs=inputs, graph=steps)
+
+
+def _needed_steps(spec) -> list:
+    """The graph's steps less the top-level op steps whose values no output needs: walked
+    back from the outputs, an op step is kept when a later step or an output reads what it
+    binds (its ``to:`` name, or ``_``); control flow is always kept, with all it reads."""
+    needed = set(spec.outputs)
+    kept = []
+    for step in reversed(spec.graph):
+        if isinstance(step, OpStep):
+            binds = {PREVIOUS} | ({step.to} if step.to else set())
+            if not binds & needed:
+                continue
+            needed -= binds
+            needed.update(step.inputs)
+        else:
+            needed |= reads(step) | {PREVIOUS}
+        kept.append(step)
+    if not kept:
+        return list(spec.graph)
+    return kept[::-1]
+
+
+def _per_example(name: str, values):
+    """An output's npz entries: one array, or ``NAME/k`` per example where shapes differ."""
+    if isinstance(values, list):
+        return [(f"{name}/{k}", a) for k, a in enumerate(values)]
+    return [(name, values)]
 
 
 def _csv(predictions: dict[str, np.ndarray]) -> str:
+    """One row per example, a column per output element (``NAME_k`` where an output has
+    several per row); each value as the shortest text that reads back as its own dtype
+    (float32 ``194.744``, not float64's ``194.74400329589844``)."""
     header: list[str] = []
-    columns: list[np.ndarray] = []
+    columns: list[list[str]] = []
     for name, array in predictions.items():
         array = np.asarray(array)
         flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array.reshape(-1, 1)
@@ -137,11 +171,9 @@ def _csv(predictions: dict[str, np.ndarray]) -> str:
             header.append(name)
         else:
             header.extend(f"{name}_{i}" for i in range(flat.shape[1]))
-        columns.append(flat)
-    table = np.concatenate(columns, axis=1) if columns else np.zeros((0, 0))
+        columns.extend([str(v) for v in flat[:, i]] for i in range(flat.shape[1]))
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    for row in table:
-        writer.writerow([repr(float(v)) if table.dtype.kind == "f" else str(v) for v in row])
+    writer.writerows(zip(*columns, strict=True))
     return out.getvalue()

@@ -37,7 +37,8 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     lazily created weights are the ones ``graphtool run`` makes. Sequence inputs (lists): the
     first example is traced; the model takes one example of any length."""
     seed = spec.seed if seed is None else seed
-    sequences = tuple(k for k, v in inputs.items() if isinstance(v, list))
+    inputs = interpreter.example_rows(spec, inputs)  # per-row inputs: the example's row
+    sequences = tuple(interpreter.sequence_names(spec, inputs))
     for name in sequences:
         if not inputs[name]:
             raise ExportError(f"input '{name}' holds no example to trace",

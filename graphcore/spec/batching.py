@@ -40,6 +40,7 @@ from graphcore.spec.batch_run import MASK, BatchRun, Fallback, Split
 from graphcore.spec.float_errors import ignoring_float_errors
 from graphcore.spec.interpreter import PathEntry, RunResult, bound_dims, seeded
 from graphcore.spec.model import Spec
+from graphcore.spec.spec_model import sequence_names
 from graphcore.spec.stacked_examples import stacked_rows
 from graphcore.variable import Variable
 
@@ -120,13 +121,16 @@ def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | No
 def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[Group], int, int]:
     """The groups a call starts with, and (padded example-steps, example-steps)."""
     lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
-    whole = _stacked_group(lists)
+    # the sequences have lengths (and may be padded); per-row inputs' rows only stack
+    sequences = {k: lists[k] for k in sequence_names(spec, inputs)}
+    whole = _stacked_group(lists, sequences)
     if whole is not None:
-        return [whole], 0, len(whole.index) * next(iter(whole.arrays.values())).shape[1]
-    lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in lists.items()}
-    first = next(iter(lists))
+        first = next(iter(sequences))
+        return [whole], 0, len(whole.index) * whole.arrays[first].shape[1]
+    lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in sequences.items()}
+    first = next(iter(sequences))
     pad_ok = analysis_of(spec).pad_reason is None and mode != "off" \
-        and lengths[first].min() > 0 and _same_rest(lists)
+        and lengths[first].min() > 0 and _same_rest(sequences)
     if pad_ok:
         buckets = _buckets(tuple(lengths[first].tolist()), force=(mode == "pad"))
     else:
@@ -140,6 +144,11 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
     for index, pad in buckets:
         arrays = {}
         for k, v in lists.items():
+            if k not in sequences:
+                stacked = stacked_rows(v)
+                arrays[k] = stacked[index] if stacked is not None else \
+                    np.stack([np.asarray(v[i]) for i in index])
+                continue
             longest = int(lengths[k][index].max())
             if pad:
                 arrays[k] = _edge_padded(v, index, longest)
@@ -148,17 +157,17 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
             if k == first:
                 padded += int((longest - lengths[k][index]).sum())
                 total += longest * len(index)
-        groups.append(Group(index, arrays, {k: lengths[k][index] for k in lists}, pad))
+        groups.append(Group(index, arrays, {k: lengths[k][index] for k in sequences}, pad))
     return groups, padded, total
 
 
-def _stacked_group(lists: Mapping[str, list]) -> Group | None:
+def _stacked_group(lists: Mapping[str, list], sequences: Mapping[str, list]) -> Group | None:
     """Inputs made as the rows of one array each (``stacked_examples``), for as many examples:
     one group of them all, as stacking the rows would give, without stacking them."""
     arrays = {}
     for k, v in lists.items():
         stacked = stacked_rows(v)
-        if stacked is None or stacked.ndim < 2:
+        if stacked is None or stacked.ndim < (2 if k in sequences else 1):
             return None
         arrays[k] = stacked
     # the same arrays as the last call's (their shapes too): its group again (a Group is
@@ -171,7 +180,7 @@ def _stacked_group(lists: Mapping[str, list]) -> Group | None:
     n = len(next(iter(arrays.values())))
     if any(len(a) != n for a in arrays.values()):
         return None
-    group = Group(np.arange(n), arrays, {k: np.full(n, a.shape[1]) for k, a in arrays.items()})
+    group = Group(np.arange(n), arrays, {k: np.full(n, arrays[k].shape[1]) for k in sequences})
     first.__dict__["_graphcore_group"] = (key, group)
     return group
 

@@ -51,7 +51,14 @@ from graphcore.computational_graph import (
 from graphcore.function_node import FunctionNode
 from graphcore.spec.drawing_clusters import COLLAPSE_ABOVE, dump_with_clusters  # noqa: F401
 from graphcore.spec.inputs import make_inputs
-from graphcore.spec.interpreter import SpecModel, _example_count, _Run, build_model, seeded
+from graphcore.spec.interpreter import (
+    SpecModel,
+    _example_count,
+    _Run,
+    build_model,
+    example_rows,
+    seeded,
+)
 from graphcore.spec.model import Spec
 from graphcore.variable import Variable
 
@@ -117,7 +124,7 @@ def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int 
 def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
                    expand: bool = True) -> Drawing:
     model = build_model(spec, seed)
-    inputs = _as_variables(arrays)
+    inputs = _as_variables(example_rows(spec, arrays))
     run, roots, examples = _run_last_example(spec, model, inputs, seed)
     with _parameters_named_by_path(model):
         graph = build_computational_graph(roots, rankdir=rankdir)

@@ -32,8 +32,8 @@ _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _READ_ERRORS = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error, UnicodeError)
 
 
-def show_shape(shape: Iterable[int | None]) -> str:
-    """A shape as the spec writes it: ``[null, 8]``."""
+def show_shape(shape: Iterable[int | str | None]) -> str:
+    """A shape as the spec writes it: ``[null, 8]`` (a named axis by its name)."""
     return "[" + ", ".join("null" if n is None else str(n) for n in shape) + "]"
 
 
@@ -59,6 +59,16 @@ def read_file(spec: InputSpec, dtype: np.dtype, path: Path, loc: Loc,
 def read_stdin(spec: InputSpec, dtype: np.dtype, stdin: BinaryIO | None, loc: Loc,
                 kind: str | None, max_elements: int) -> np.ndarray:
     """Read stdin once (bounded by the size limit); ``kind`` None: judge by the first bytes."""
+    data = stdin_bytes(spec, stdin, loc, max_elements)
+    if kind is None:
+        kind = ("npy" if data.startswith(_NPY_MAGIC)
+                else "npz" if data.startswith(_ZIP_MAGICS) else "csv")
+    return read_bytes(spec, dtype, data, kind, loc, max_elements)
+
+
+def stdin_bytes(spec: InputSpec, stdin: BinaryIO | None, loc: Loc, max_elements: int
+                ) -> bytes:
+    """All of stdin, refused past what an input of ``max_elements`` elements needs."""
     stream = stdin if stdin is not None else sys.stdin.buffer
     limit = max_elements * STDIN_BYTES_PER_ELEMENT + 65536
     data = stream.read(limit + 1)
@@ -67,9 +77,12 @@ def read_stdin(spec: InputSpec, dtype: np.dtype, stdin: BinaryIO | None, loc: Lo
     if len(data) > limit:
         raise error_at(loc, f"input '{spec.name}': stdin holds over {limit:,} bytes, more than "
                        f"an input of {max_elements:,} elements needs")
-    if kind is None:
-        kind = ("npy" if data.startswith(_NPY_MAGIC)
-                else "npz" if data.startswith(_ZIP_MAGICS) else "csv")
+    return data
+
+
+def read_bytes(spec: InputSpec, dtype: np.dtype, data: bytes, kind: str, loc: Loc,
+               max_elements: int) -> np.ndarray:
+    """One input's array from stdin's bytes, as ``kind`` (npy, npz or csv)."""
     return _Reader(spec, dtype, "stdin", loc, max_elements).read(io.BytesIO(data), kind)
 
 
@@ -193,8 +206,11 @@ class _Reader:
             return
         if len(shape) != len(declared) or any(d is not None and d != n
                                               for d, n in zip(declared, shape, strict=True)):
+            shown = show_shape(declared)
+            if self.spec.batch_dim is not None:  # the leading axis as the spec names it
+                shown = show_shape((self.spec.batch_dim, *declared[1:]))
             raise self.fail(f"{self.where} holds an array of shape {show_shape(shape)}, but "
-                            f"the spec declares shape {show_shape(declared)}")
+                            f"the spec declares shape {shown}")
 
     def convert(self, array: np.ndarray) -> np.ndarray:
         """The array in the input's dtype; refuses conversions that would change values.

@@ -33,9 +33,11 @@ from graphcore.registry import suggestion as _did_you_mean
 from graphcore.spec.input_files import (  # noqa: F401  (FILE_TYPES: part of the API)
     FILE_TYPES,
     STDIN_BYTES_PER_ELEMENT,
+    read_bytes,
     read_file,
     read_stdin,
     show_shape,
+    stdin_bytes,
 )
 from graphcore.spec.loader import DEFAULT_MAX_ELEMENTS
 from graphcore.spec.model import InputSpec
@@ -105,17 +107,33 @@ def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike
 
 def _read_data_override(spec: InputSpec, path: str, loc: Loc, stdin: BinaryIO | None,
                         max_elements: int) -> Array:
-    """``--input x=new.csv`` for a data-fed input: a CSV/JSON Lines file is read by the same
-    column names; an .npy (or stdin) holds the input's array itself."""
+    """``--input x=new.csv`` for a data-fed input: a CSV/JSON Lines/.npz file, or stdin
+    holding one, is read as the data file is (CSV by its header's column names); an .npy
+    (file or stdin) holds the input's array itself, of the shape its columns imply."""
     from graphcore.training import data_files
 
     suffix = Path(path).suffix.lower()
     if path != STDIN and suffix in (".csv", ".jsonl", ".npz"):
         return data_files.read_data(path, {spec.name: spec}, loc)[spec.name]
-    plain = InputSpec(name=spec.name, source="file", loc=spec.loc, shape=spec.shape,
+    plain = InputSpec(name=spec.name, source="file", loc=spec.loc, shape=_data_shape(spec),
                       dtype=spec.dtype, dtype_given=spec.dtype_given, batch_dim=spec.batch_dim,
                       keep_file_dtype=not spec.dtype_given)
+    if path == STDIN:
+        data = stdin_bytes(spec, stdin, loc, max_elements)
+        if not data.startswith(data_files.NPY_MAGIC):
+            return data_files.read_data_bytes(data, {spec.name: spec}, loc)[spec.name]
+        return read_bytes(plain, _dtype(plain), data, "npy", loc, max_elements)
     return _make(plain, 0, ".", path, loc, stdin, max_elements)
+
+
+def _data_shape(spec: InputSpec) -> tuple[int | None, ...] | None:
+    """A data-fed input's shape: declared, or what its columns give (``columns: [a, b]``:
+    ``[rows, 2]``, ``column: a``: ``[rows]``)."""
+    if spec.shape is not None or spec.column is None:
+        return spec.shape
+    if spec.column.columns:
+        return (None, len(spec.column.columns))
+    return (None,) if spec.column.column else None
 
 
 def make_input(spec: InputSpec, seed: int, folder: str | os.PathLike = ".",

@@ -31,7 +31,9 @@ from graphcore.spec.spec_model import (  # noqa: F401  (re-exported: the interpr
     RunResult,
     SpecModel,
     build_model,
+    example_rows,
     seeded,
+    sequence_names,
 )
 from graphcore.spec.spec_model import example_count as _example_count
 from graphcore.spec.spec_model import has_sequences as _has_sequences
@@ -58,6 +60,7 @@ def run_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     check_inputs("run_spec", spec, inputs)
     if _has_sequences(inputs):
         from graphcore.spec import batching as batcher
+        inputs = example_rows(spec, inputs)
         return batcher.run(spec, model, inputs, backward, seed, batching, _run_examples)
     return _run_one(spec, model, inputs, backward, seed)
 
@@ -114,7 +117,7 @@ def _run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backw
         for i in range(n):
             if sequences:
                 example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-                lengths = {k: len(v[i]) for k, v in inputs.items() if isinstance(v, list)}
+                lengths = {k: len(inputs[k][i]) for k in sequence_names(spec, inputs)}
                 where = spec.inputs[next(iter(lengths))].loc if lengths else spec.loc
                 path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
             else:
@@ -160,6 +163,7 @@ def loss_function(spec: Spec, model: SpecModel, inputs: Mapping[str, Any]) -> Va
     check_spec("loss_function", spec)
     check_model("loss_function", model)
     check_inputs("loss_function", spec, inputs)
+    inputs = example_rows(spec, inputs)
     if spec.loss is None:
         raise errors.SpecRuntimeError("the spec has no loss to differentiate", spec.file,
                                       spec.loc.line if spec.loc else 0,

@@ -48,6 +48,10 @@ class InputSpec:
     dtype_given: bool = False  # ``dtype:`` written in the spec
     keep_file_dtype: bool = False  # .npy/.npz integer and bool data keep their dtype
     column: DataColumn | None = None  # source ``data``: which part of the data file
+    shape_loc: Loc | None = None  # where ``shape:`` is written (data checked against it)
+    # ``whole_batch: true``: in a run once per example, every example sees the whole array
+    # (by default an input with a named leading axis gives each example its own row)
+    whole_batch: bool = False
 
     @property
     def sequence(self) -> bool:
@@ -95,6 +99,7 @@ class ValidationSpec:
     fraction: float | None = None
     file: str | None = None
     seed: int | None = None
+    file_loc: Loc | None = None  # where ``file:`` is written
 
 
 @dataclass

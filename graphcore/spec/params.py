@@ -26,13 +26,17 @@ from graphcore.spec.interpreter import SpecModel
 Declared = tuple[int | None, ...] | None
 
 
-def load_params(file: str | os.PathLike[str], model: SpecModel) -> None:
-    """Check ``file`` against ``model`` (every key, shape and size), then load it."""
+def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str = "") -> None:
+    """Check ``file`` against ``model`` (every key, shape and size), then load it; ``prefix``:
+    the parameters are the file's keys under it (a training checkpoint's model)."""
     name = os.fspath(file)
     try:
         headers = serializers.npz_headers(file)
     except SerializationError as e:
         raise SerializationError(f"--params {e}") from e
+    if prefix:
+        headers = {key[len(prefix):]: header for key, header in headers.items()
+                   if key.startswith(prefix)}
     declared = declared_shapes(model)
     limit = model.spec.max_elements
     problems = []
@@ -58,7 +62,7 @@ def load_params(file: str | os.PathLike[str], model: SpecModel) -> None:
     if problems:
         raise SerializationError(f"--params {name} does not fit spec '{model.spec.name}': "
                                  + "; ".join(problems))
-    serializers.load_npz(file, model)
+    serializers.load_npz(file, model, path=prefix)
 
 
 def declared_shapes(model: SpecModel) -> dict[str, tuple[Declared, np.dtype | None]]:

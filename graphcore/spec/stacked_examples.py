@@ -26,7 +26,9 @@ class StackedExamples(list):
     """The rows of ``stacked`` as a list of arrays (views), one per example."""
 
     def __init__(self, stacked: np.ndarray) -> None:
-        super().__init__(stacked)
+        # Iterating a 1-d array gives numpy scalars; its rows as arrays are 0-d views.
+        super().__init__(stacked if stacked.ndim > 1 else
+                         (stacked[i, ...] for i in range(len(stacked))))
         self.stacked = stacked
         rows = self._rows = list(self)  # a list of its own, never handed out
         # Rows of more than one element each: list equality tells whether the list still

@@ -10,7 +10,8 @@ caller draw progress.
 
 Batches. Default: every step sees all the data. With ``batch_size``:
 
-- sequence inputs (``lengths``: a list of examples) are batched over examples; the other
+- sequence inputs (``lengths``: a list of examples) are batched over examples, with the
+  inputs that give each example its own row (a named leading axis, ``rows``); the other
   inputs are shared by every example, as in a plain run, and are left whole;
 - otherwise the batch axis is the leading axis of the first input with one, and every input
   whose leading axis has that same length (labels too) is sliced along it; inputs of another
@@ -46,6 +47,7 @@ from graphcore import errors, optimizers
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
+from graphcore.spec.spec_model import per_row_inputs
 from graphcore.spec.validate_workflow import learning_rate_keyword
 
 # name -> (optimizer class, Chainer's default learning rate); the keyword the rate goes to is
@@ -146,7 +148,7 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     seed = spec.seed if seed is None else seed
     model = build_model(spec, seed)
     data = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
-    batches = Batches(data, batch_size, seed)
+    batches = Batches(data, batch_size, seed, per_row_inputs(spec))
     opt.setup(model)
     run = functools.partial(run_spec, spec, model, batching=batching)
     runner = None
@@ -180,9 +182,11 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
 class Batches:
     """Deterministic mini-batches of ``data`` (see the module docstring)."""
 
-    def __init__(self, data: Mapping[str, Any], batch_size: int | None, seed: int) -> None:
+    def __init__(self, data: Mapping[str, Any], batch_size: int | None, seed: int,
+                 rows: Sequence[str] = ()) -> None:
         self.data = dict(data)
         self.sequences = [k for k, v in self.data.items() if isinstance(v, list)]
+        self.rows = [k for k in rows if k in self.data and k not in self.sequences]
         self.batched, self.total = self._batch_axis()
         self.size = self._check_size(batch_size)
         self.full = self.size is None or self.size == self.total
@@ -193,7 +197,10 @@ class Batches:
     def _batch_axis(self) -> tuple[list[str], int | None]:
         """The inputs to slice and their common length (None: nothing to batch over)."""
         if self.sequences:
-            return self.sequences, len(self.data[self.sequences[0]])
+            total = len(self.data[self.sequences[0]])
+            rows = [k for k in self.rows if np.ndim(self.data[k]) >= 1
+                    and np.shape(self.data[k])[0] == total]  # others: refused when run
+            return self.sequences + rows, total
         for value in self.data.values():
             if np.ndim(value) >= 1:
                 total = value.shape[0]

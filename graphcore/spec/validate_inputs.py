@@ -91,8 +91,28 @@ class InputsReader:
             spec.lengths = self.read_lengths(node["lengths"], spec)
         elif spec.shape and None in spec.shape and spec.batch_dim is None:
             self.error(node.loc, f"input '{name}': a null length in shape needs 'lengths'")
+        self.read_whole_batch(node, spec)
         self.check_size(spec)
         return spec
+
+    def read_whole_batch(self, node: LMap, spec: InputSpec) -> None:
+        """``whole_batch: true``: in a run once per example, every example sees the whole
+        array of an input that has a named leading axis (not only its own row)."""
+        if "whole_batch" not in node:
+            return
+        value = self.value(node["whole_batch"])
+        where = node["whole_batch"].loc
+        if not isinstance(value, bool):
+            self.error(where, f"whole_batch must be true or false, got "
+                       f"{self.show(node['whole_batch'])}", trap(node["whole_batch"]))
+        elif spec.sequence:
+            self.error(where, f"input '{spec.name}' is a sequence, one per example; "
+                       "whole_batch applies to an input of rows")
+        elif spec.batch_dim is None:
+            self.error(where, f"input '{spec.name}': whole_batch applies to an input with a "
+                       "named leading axis (data rows, or shape: [batch, ...])")
+        else:
+            spec.whole_batch = value
 
     def read_random_options(self, spec: InputSpec, node: LMap) -> None:
         numbers = {}
@@ -237,6 +257,6 @@ _INPUT_KEYS = {
     "random": ("shape", "low", "high", "mean", "std", "dtype", "lengths", "examples"),
     "zeros": ("dtype", "lengths", "examples"),
     "ones": ("dtype", "lengths", "examples"),
-    "file": ("key", "delimiter", "skip_header", "dtype", "shape"),
-    "stdin": ("dtype", "shape"),
+    "file": ("key", "delimiter", "skip_header", "dtype", "shape", "whole_batch"),
+    "stdin": ("dtype", "shape", "whole_batch"),
 }

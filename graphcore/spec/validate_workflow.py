@@ -26,7 +26,8 @@ from graphcore.spec.validation import INVALID, did_you_mean, items_of, show
 from graphcore.spec.yaml_source import LMap
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
-COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape")
+COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
+               "whole_batch")
 OPTIMIZER_CLASSES: dict[str, type[optimizers.Optimizer]] = {
     "sgd": optimizers.SGD, "momentum": optimizers.MomentumSGD,
     "momentum_sgd": optimizers.MomentumSGD, "nesterov": optimizers.NesterovAG,
@@ -147,11 +148,13 @@ class WorkflowReader:
             spec.dtype_given = True
         if "shape" in node:
             spec.shape = self.read_shape(node["shape"], f"input '{name}'")
+            spec.shape_loc = node["shape"].loc
             if spec.shape and spec.shape[0] is not None:
                 self.error(node["shape"].loc, f"input '{name}': data rows are the leading "
                            "axis; name it, e.g. shape: [batch, 4]")
             elif getattr(self, "named_dim", None):
                 spec.batch_dim = self.named_dim
+        self.read_whole_batch(node, spec)
         self.data_inputs[name] = spec
         return column
 
@@ -181,6 +184,7 @@ class WorkflowReader:
                                ".npy or .jsonl path")
                 else:
                     spec.file = path
+                    spec.file_loc = node["file"].loc
             if "seed" in node:
                 spec.seed = self.read_int(node["seed"], "seed", 0, low=0)
             if (spec.fraction is None) == (spec.file is None):

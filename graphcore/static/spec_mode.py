@@ -88,6 +88,7 @@ class StaticSpecRunner:
         (or padded bucket) replaying its own cached plan (``spec_batching``)."""
         for value in inputs.values():
             if isinstance(value, list):
+                inputs = interpreter.example_rows(self.spec, inputs)
                 return spec_batching.run(self, inputs, backward, seed, batching)
         return self.run_examples(inputs, backward=backward, seed=seed)
 
@@ -105,7 +106,8 @@ class StaticSpecRunner:
                 example = {k: np.asarray(v[i] if isinstance(v, list) else v)
                            for k, v in inputs.items()}
                 if any(isinstance(v, list) for v in inputs.values()):
-                    lengths = {k: len(v[i]) for k, v in inputs.items() if isinstance(v, list)}
+                    lengths = {k: len(inputs[k][i])
+                               for k in interpreter.sequence_names(self.spec, inputs)}
                     where = self.spec.inputs[next(iter(lengths))].loc
                     path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
                 start = time.perf_counter()
@@ -129,9 +131,10 @@ class StaticSpecRunner:
                 per_example.append(outputs)
                 if "loss" in values:
                     total += float(values["loss"]) / n
-                if "loss_in:0" in values:
-                    loss_args.append(tuple(values[f"loss_in:{i}"] for i in range(2)
-                                           if f"loss_in:{i}" in values))
+                if "loss_in:0" in values:  # buffers too: a copy each with several examples
+                    loss_args.append(tuple(
+                        np.array(values[f"loss_in:{i}"]) if n > 1 else values[f"loss_in:{i}"]
+                        for i in range(2) if f"loss_in:{i}" in values))
                 if backward and variant.plan.backward_steps:
                     start = time.perf_counter()
                     out = variant.plan.run_backward()

@@ -14,12 +14,13 @@ must have the same number of rows (they bind the same batch dimension). Nothing 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -27,6 +28,8 @@ from graphcore.errors import SpecError
 from graphcore.registry import suggestion as did_you_mean
 
 Array = np.ndarray | list[np.ndarray]
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
 
 def _error(path: Path | str, line: int, col: int, message: str,
@@ -43,24 +46,114 @@ def _at(loc: Any, message: str, hint: str | None = None) -> SpecError:
 def read_data(path: str | os.PathLike[str], inputs: Mapping[str, Any],
               where: Any = None) -> dict[str, Array]:
     """The arrays for ``inputs`` (``InputSpec``s of source ``data``) from the file ``path``;
-    ``where`` is the spec location that named the file (for errors about the file itself)."""
+    ``where`` is the spec location that named the file (for errors about the file itself:
+    a missing file is a ``MissingFileError`` there)."""
     path = Path(path)
     if not path.is_file():
         if not path.exists():
-            raise FileNotFoundError(2, "data file not found", str(path))
+            raise missing_file(where, "data file not found", path)
         raise _at(where, f"data: {path} is not a regular file") if where else \
             _error(path, 0, 0, "not a regular file")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        arrays = _read_csv(path, inputs)
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            arrays = _read_csv(path, f, inputs)
     elif suffix in (".npz", ".npy"):
-        arrays = _read_numpy(path, inputs, where)
+        arrays = _read_numpy(path, path, suffix[1:], inputs, where)
     elif suffix == ".jsonl":
-        arrays = _read_jsonl(path, inputs)
+        with open(path, encoding="utf-8") as f:
+            arrays = _read_jsonl(path, f, inputs)
     else:
         raise _at(where, f"data file must be .csv, .npz, .npy or .jsonl, got '{suffix}'")
+    check_declared_shapes(arrays, inputs, path.name)
     check_batch_dims(arrays, inputs)
     return arrays
+
+
+def read_data_bytes(data: bytes, inputs: Mapping[str, Any], where: Any,
+                    source: str = "stdin") -> dict[str, Array]:
+    """``read_data`` for bytes (stdin), read exactly as a file of the format they are:
+    ``.npy`` or ``.npz`` by their first bytes, JSON Lines when the first character is ``{``,
+    otherwise CSV with a header line naming the columns."""
+    start = data.lstrip()[:1]
+    if data.startswith(NPY_MAGIC) or data.startswith(ZIP_MAGICS):
+        kind = "npy" if data.startswith(NPY_MAGIC) else "npz"
+        arrays = _read_numpy(io.BytesIO(data), source, kind, inputs, where)
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise _at(where, f"{source} is neither .npy, .npz nor UTF-8 text (CSV or JSON "
+                      f"Lines): {e.reason} at byte {e.start}") from None
+        reader = _read_jsonl if start == b"{" else _read_csv
+        arrays = reader(source, io.StringIO(text, newline=""), inputs)
+    check_declared_shapes(arrays, inputs, source)
+    check_batch_dims(arrays, inputs)
+    return arrays
+
+
+def missing_file(where: Any, message: str, path: Path | str) -> FileNotFoundError:
+    """A file a spec names that does not exist: located at the name in the spec when known
+    (the CLI exits 66 either way)."""
+    if where is None:
+        return FileNotFoundError(2, message, str(path))
+    from graphcore.errors import MissingFileError
+
+    located = _at(where, f"{message}: {path}")
+    return MissingFileError(located.message, located.file, located.line, located.col,
+                            located.source_line, located.length, filename=str(path))
+
+
+def check_declared_shapes(arrays: Mapping[str, Array], inputs: Mapping[str, Any],
+                          source: str) -> None:
+    """Each input's data has the shape its ``shape:`` declares: the same number of axes and
+    the same sizes, the leading (named or null) axis free. Data is never reshaped to fit: a
+    sequence's examples are checked one by one, the leading axis being each one's length."""
+    for name, value in arrays.items():
+        spec = inputs.get(name)
+        declared = getattr(spec, "shape", None)
+        if declared is None or getattr(spec, "shape_loc", None) is None:
+            continue  # no shape written in the spec (bench may set rows of its own)
+        # the leading axis holds the rows (a sequence's: each example's length), of any size
+        free = (None, *declared[1:]) if declared else declared
+        examples = value if isinstance(value, list) else [value]
+        for index, array in enumerate(examples):
+            shape = np.shape(array)
+            if _fits(shape, free):
+                continue
+            what = f"example {index + 1} of {source}" if isinstance(value, list) else source
+            raise _at(spec.shape_loc or spec.loc,
+                      f"data input '{name}': {what} gives an array of shape "
+                      f"{_show(shape)}, but the spec declares shape {declared_shape(spec)}",
+                      _shape_hint(spec, shape))
+
+
+def _fits(shape: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
+    return len(shape) == len(declared) and all(
+        want is None or want == size for want, size in zip(declared, shape, strict=True))
+
+
+def declared_shape(spec: Any) -> str:
+    """A declared shape as the spec writes it: ``[batch, 4]`` (``null`` for an unnamed
+    leading axis)."""
+    sizes = [str(n) if n is not None else (spec.batch_dim if i == 0 and spec.batch_dim and
+                                            not spec.sequence else "null")
+             for i, n in enumerate(spec.shape)]
+    return "[" + ", ".join(sizes) + "]"
+
+
+def _show(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _shape_hint(spec: Any, shape: tuple[int, ...]) -> str:
+    column = spec.column
+    if column is not None and column.column and len(spec.shape) == 2 and len(shape) == 1:
+        return "column: NAME reads a [rows] vector; columns: [NAME] reads [rows, 1]"
+    lead = "null" if spec.sequence or not spec.batch_dim else spec.batch_dim
+    own = "[" + ", ".join([lead, *map(str, shape[1:])]) + "]"
+    return f"the data is not reshaped to fit: declare shape {own}, or reshape it in the " \
+           "graph (op: reshape)"
 
 
 def check_batch_dims(arrays: Mapping[str, Array], inputs: Mapping[str, Any]) -> None:
@@ -83,12 +176,13 @@ def check_batch_dims(arrays: Mapping[str, Array], inputs: Mapping[str, Any]) -> 
 
 # ------------------------------------------------------------------------------------- CSV
 
-def _read_csv(path: Path, inputs: Mapping[str, Any]) -> dict[str, Array]:
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        lines = [(number, line) for number, line in enumerate(f, 1)
-                 if line.strip() and not line.lstrip().startswith("#")]
+def _read_csv(path: Path | str, text: Iterable[str], inputs: Mapping[str, Any]
+              ) -> dict[str, Array]:
+    """A CSV's columns by header name; ``path`` names the text in messages."""
+    lines = [(number, line) for number, line in enumerate(text, 1)
+             if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
-        raise _error(path, 1, 1, "the data file is empty (a CSV needs a header line)")
+        raise _error(path, 1, 1, f"{Path(path).name} is empty (a CSV needs a header line)")
     rows = list(csv.reader(line for _, line in lines))
     header = [name.strip() for name in rows[0]]
     header_line = lines[0][0]
@@ -116,7 +210,7 @@ def _read_csv(path: Path, inputs: Mapping[str, Any]) -> dict[str, Array]:
         indexes = []
         for col in wanted:
             if col not in header:
-                raise _at(column.loc, f"data input '{name}': {path.name} has no column "
+                raise _at(column.loc, f"data input '{name}': {Path(path).name} has no column "
                           f"'{col}' (its columns: {', '.join(header)})",
                           did_you_mean(col, header))
             indexes.append(header.index(col))
@@ -149,11 +243,15 @@ def _field_col(line: str, index: int) -> int:
 
 # ---------------------------------------------------------------------------- npz and npy
 
-def _read_numpy(path: Path, inputs: Mapping[str, Any], where: Any) -> dict[str, Array]:
+def _read_numpy(stream: Path | BinaryIO, path: Path | str, kind: str,
+                inputs: Mapping[str, Any], where: Any) -> dict[str, Array]:
+    """An .npy (the one input's array) or .npz (arrays by name) from ``stream``; ``path``
+    names it in messages."""
+    path = Path(path)
     try:
-        loaded = np.load(path, allow_pickle=False)
+        loaded = np.load(stream, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise _at(where, f"cannot read {path} as {path.suffix[1:]}: {e}") if where else \
+        raise _at(where, f"cannot read {path} as {kind}: {e}") if where else \
             _error(path, 0, 0, f"cannot read: {e}") from None
     arrays: dict[str, Array] = {}
     if isinstance(loaded, np.ndarray):
@@ -216,19 +314,20 @@ def _convert(array: np.ndarray, dtype: np.dtype, fail: Any) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- JSON Lines
 
-def _read_jsonl(path: Path, inputs: Mapping[str, Any]) -> dict[str, Array]:
+def _read_jsonl(path: Path | str, text: Iterable[str], inputs: Mapping[str, Any]
+                ) -> dict[str, Array]:
+    """JSON Lines' fields by name; ``path`` names the text in messages."""
     records = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise _error(path, number, e.colno, f"not JSON: {e.msg}") from None
-            if not isinstance(record, dict):
-                raise _error(path, number, 1, "each line must be a JSON object")
-            records.append((number, record))
+    for number, line in enumerate(text, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise _error(path, number, e.colno, f"not JSON: {e.msg}") from None
+        if not isinstance(record, dict):
+            raise _error(path, number, 1, "each line must be a JSON object")
+        records.append((number, record))
     arrays: dict[str, Array] = {}
     for name, spec in inputs.items():
         column = spec.column

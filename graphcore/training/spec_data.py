@@ -17,7 +17,7 @@ from graphcore import errors
 from graphcore.config import no_backprop_mode, using_config
 from graphcore.spec.inputs import make_inputs
 from graphcore.spec.interpreter import SpecModel, run_spec
-from graphcore.spec.model import Spec
+from graphcore.spec.model import OpStep, Spec
 from graphcore.training.metrics import MetricError, metric_sums
 from graphcore.training.spec_settings import TrainingOptionError
 
@@ -93,8 +93,64 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
         from graphcore.training.data_files import read_data
 
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
-        validation = read_data(Path(spec.folder) / v.file, fed, v.loc)
+        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc)
+    check_label_dtype(spec, arrays, validation)
     return SpecData(rows, validation, shared, train_index, val_index)
+
+
+# losses (and metrics) whose targets are integer class labels
+INTEGER_LABELS = ("softmax_cross_entropy", "sigmoid_cross_entropy")
+# ops that pass their input's values (and dtype) on, reshaped or indexed
+_KEEP_VALUES = ("reshape", "transpose", "swapaxes", "get_item", "broadcast_to", "copy")
+
+
+def label_input(spec: Spec) -> str | None:
+    """The input whose values reach the loss as its labels (the second input of a loss in
+    ``INTEGER_LABELS``, followed back through top-level reshapes and indexing), or None."""
+    loss = spec.loss
+    if loss is None or loss.op not in INTEGER_LABELS or len(loss.inputs) < 2:
+        return None
+    name = loss.inputs[1]
+    made = {step.to: step for step in spec.graph if isinstance(step, OpStep) and step.to}
+    seen: set[str] = set()
+    while name not in spec.inputs:
+        step = made.get(name)
+        if step is None or name in seen or step.op not in _KEEP_VALUES or \
+                len(step.inputs) != 1:
+            return None
+        seen.add(name)
+        name = step.inputs[0]
+    return name
+
+
+def check_label_dtype(spec: Spec, *parts: Mapping[str, Array] | None) -> None:
+    """Labels of a classification loss read as floats are a data error at the label input,
+    found when the data is loaded (the loss would fail at the first step)."""
+    name = label_input(spec)
+    if name is None:
+        return
+    for arrays in parts:
+        value = (arrays or {}).get(name)
+        if value is None:
+            continue
+        examples = value if isinstance(value, list) else [value]
+        if all(np.asarray(a).dtype.kind in "iub" for a in examples):
+            continue
+        whole = all(np.all(np.isfinite(a)) and np.all(a == np.trunc(a)) for a in
+                    map(np.asarray, examples))
+        where = spec.inputs[name]
+        at = where.column.loc if where.column is not None else where.loc
+        what = f"{np.asarray(examples[0]).dtype} values"
+        if whole:
+            hint = "add dtype: int32 to the input"
+        else:
+            what += " that are not integers"
+            hint = "class labels are 0, 1, ...; for real targets use a regression loss such " \
+                "as mean_squared_error"
+        raise errors.SpecError(
+            f"input '{name}': {spec.loss.op} takes integer class labels, but the data gives "
+            f"{what}", at.file, at.line, at.col,
+            at.source.line(at.line) if at.source else None, at.length, hint)
 
 
 def _take(array: Array, index: np.ndarray) -> Array:
@@ -150,7 +206,9 @@ def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
                    seed: int | None = None) -> dict[str, Array]:
     """The spec's outputs for every row, in evaluation mode, computed ``batch_size`` rows at
-    a time and joined along the batch axis (sequences: one output per example)."""
+    a time and joined along the batch axis. A spec run once per example gives one row per
+    example (``stack_examples``): an output of one shape per example is one array, a list of
+    arrays (one per example) only where its shape differs per example."""
     parts: dict[str, list[Any]] = {name: [] for name in spec.outputs}
     sequences = any(isinstance(v, list) for v in rows.values())
     with using_config("train", False), no_backprop_mode():
@@ -163,9 +221,22 @@ def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                 else:
                     parts[name].append(_array(result.outputs[name]))
     if sequences:
-        return parts
+        return {name: stack_examples(values) for name, values in parts.items()}
     return {name: np.concatenate([np.atleast_1d(p) for p in values])
             for name, values in parts.items()}
+
+
+def stack_examples(outputs: list[np.ndarray]) -> Array:
+    """Per-example outputs as one row per example: outputs of one shape ``(1, ...)`` (the
+    example's own batch axis of one) joined along it into ``(n, ...)``; of another one shape,
+    stacked into ``(n, shape...)``; of shapes that differ per example, the list itself."""
+    shapes = {np.shape(o) for o in outputs}
+    if len(shapes) != 1:
+        return list(outputs)
+    shape, = shapes
+    if shape and shape[0] == 1:
+        return np.concatenate(outputs)
+    return np.stack(outputs)
 
 
 def _array(value: Any) -> np.ndarray:
@@ -187,7 +258,7 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
     loss = spec.loss
     if loss is None or loss.op != "softmax_cross_entropy" or len(loss.inputs) < 2:
         return
-    label = loss.inputs[1]
+    label = label_input(spec) or loss.inputs[1]  # through reshapes, to the data's input
     if label not in data.train or isinstance(data.train[label], list):
         return
     probe = {k: v[:1] for k, v in data.train.items()}

@@ -289,7 +289,7 @@ def test_commands_on_rows_refuse_specs_without_rows_in_one_located_line(tmp_path
     result = cli("predict", tagger, "--params", params, "-o", "-")
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        f"{tagger}:16:5: error: output 'scores' differs in length from example to example "
+        f"{tagger}:16:5: error: output 'scores' differs in shape from example to example "
         "((5, 5), (3, 5), (7, 5), ...); a CSV row per example holds outputs of one shape: "
-        "write them with -o preds.npz (one array per example)"]
+        "write -o preds.npz (one array per example: scores/0, scores/1, ...)"]
     assert not (tmp_path / "out").exists()
