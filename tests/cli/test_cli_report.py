@@ -125,6 +125,8 @@ def test_the_checker_catches_what_it_must():
                    "</html>")
     with pytest.raises(AssertionError):
         check_page('<!DOCTYPE html><html><body><p id="a"></p><p id="a"></p></body></html>')
+    with pytest.raises(AssertionError):
+        check_page('<!DOCTYPE html><html><body><svg onload="f()"></svg></body></html>')
 
 
 def test_an_ir_too_large_to_lay_out_is_a_note_not_a_wait(tmp_path, monkeypatch):
@@ -139,3 +141,33 @@ def test_an_ir_too_large_to_lay_out_is_a_note_not_a_wait(tmp_path, monkeypatch):
     check_page(text)
     assert text.count("too many to lay out here (over 100)") == 3  # the IRs and their diff
     assert text.count('<div class="viewer"') == 1  # the executed graph is drawn
+
+
+def test_the_policy_allows_only_the_pages_own_script_and_forbids_posts(spec, tmp_path):
+    import base64
+    import hashlib
+
+    result = report(spec, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "seed_dynamic" / "report.html").read_text()
+    policy = dict(part.strip().split(" ", 1) for part in re.search(
+        r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1).split(";"))
+    scripts = re.findall(r"<script>(.*?)</script>", text, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy["script-src"] == f"'sha256-{digest}'"
+    assert policy["default-src"] == policy["form-action"] == policy["base-uri"] == \
+        policy["object-src"] == "'none'"
+    # the policy comes before anything it guards
+    assert text.index("Content-Security-Policy") < text.index("<title>")
+
+
+def test_the_page_draws_numbers_only_from_numbers():
+    from graphcore.spec.report_html import ReportData, render_report
+
+    run = {"static": {"passes": [{"name": "dce", "nodes_removed": "<b>1</b>"}]}}
+    with pytest.raises(TypeError, match="not a finite number"):
+        render_report(ReportData(name="s", spec_file="s.yaml", source="", run=run))
+    bench = {"results": [{"mode": "static", "batch": 1, "median_ms": float("nan")}]}
+    with pytest.raises(TypeError, match="not a finite number"):
+        render_report(ReportData(name="s", spec_file="s.yaml", source="", bench=bench))
