@@ -23,7 +23,7 @@ import typer
 
 from cli import files, output, specs
 from cli.errors import NO_INPUT, USAGE, CliError, command
-from graphcore.errors import RenderError, SpecErrors
+from graphcore.errors import RenderError, SpecError, SpecErrors
 from graphcore.spec.drawing import draw_stages, render_svg
 from graphcore.spec.graph_diff import diff_dots, parse_dot
 from graphcore.spec.report_artifacts import (
@@ -79,16 +79,26 @@ def report(
     if with_train and _fresh_artifact(train_csv, parse_train_csv, spec_time) is None:
         _require(_invoke(["train", spec, "--out-dir", out_dir, "-q"]))
 
-    run = _artifact(run_json, parse_run_json) or {}
+    problems: list[SpecError] = []  # every artifact's, said at once
+
+    def shown(path: Path, parse: Callable[[bytes, str], T]) -> T | None:
+        try:
+            return _artifact(path, parse)
+        except SpecErrors as e:
+            problems.extend(e.errors)
+            return None
+
+    run = shown(run_json, parse_run_json) or {}
     static = "static" in run
-    graphs = _graphs(loaded, static=static, notes=notes)
+    ir_before = shown(ir_txt, parse_ir_text) if static else None
+    ir_after = shown(ir_optimized, parse_ir_text) if static else None
+    bench, train = shown(bench_json, parse_bench_json), shown(train_csv, parse_train_csv)
+    if problems:
+        raise SpecErrors(problems)
     data = ReportData(
         name=loaded.name, spec_file=spec, source=Path(spec).read_text(encoding="utf-8"),
-        graphs=graphs, run=run,
-        ir_before=_artifact(ir_txt, parse_ir_text) if static else None,
-        ir_after=_artifact(ir_optimized, parse_ir_text) if static else None,
-        bench=_artifact(bench_json, parse_bench_json), train=_artifact(train_csv, parse_train_csv),
-        notes=notes)
+        graphs=_graphs(loaded, static=static, notes=notes), run=run, ir_before=ir_before,
+        ir_after=ir_after, bench=bench, train=train, notes=notes)
     written = files.write_text(folder / "report.html", render_report(data))
     output.wrote([written], quiet)
 

@@ -331,3 +331,15 @@ def test_a_folder_or_a_fifo_in_an_artifacts_place_is_66_at_once(workspace):
         assert done.returncode == 66, done.stderr
         assert f"{name}: it is not a regular file" in done.stderr
         (folder / name).unlink()
+
+
+def test_every_malformed_artifact_is_said_at_once(workspace):
+    spec, folder = workspace
+    write_fresh(folder / "bench.json", b'{"results": 3}')
+    write_fresh(folder / "train.csv", b"step,loss\n1\n")
+    result = report(spec)
+    assert result.exit_code == 65
+    lines = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert len(lines) == 2
+    assert "bench.json:1:13: error: results: expected an array" in lines[0]
+    assert "train.csv:2:1: error: 1 cell where the header has 2" in lines[1]
