@@ -7,7 +7,7 @@ folder and runs `run --mode static`, `bench` (with --bench) or `train` (with --t
 any that is missing, older than the spec, or unreadable (not what its command writes). An
 artifact it shows without making it (bench.json without --bench, train.csv without --train)
 that cannot be read is an error (65) at its place in that file; a folder or a FIFO in an
-artifact's place is one too (66), at once."""
+artifact's place is an error (66) at once."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from graphcore.errors import SpecError, SpecErrors
 
 MAX_ARTIFACT_BYTES = 64 * 2**20  # the artifacts are KBs; the page holds the IR text whole
 MAX_JSON_DEPTH = 64
-MAX_ROW_ERRORS = 20  # a file of another width: the first rows say enough
+MAX_ERRORS = 20  # a file of another shape: the first problems say enough
 
 Path = tuple[str | int, ...]  # keys and indexes from the document's root
 
@@ -169,6 +169,81 @@ def decode_utf8(data: bytes, file: str) -> str:
 
 
 # --- the fields the page reads ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Leaf:
+    """A value of one kind: ``what`` names it in messages, ``ok`` tells it."""
+
+    what: str
+    ok: Callable[[Any], bool]
+
+
+@dataclass(frozen=True)
+class Required:
+    """A key that must be there (the others may be left out; none may be ``null``)."""
+
+    schema: Any
+
+
+def is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """An ``int`` or a finite ``float`` (not a boolean)."""
+    return is_integer(value) or (isinstance(value, float) and math.isfinite(value))
+
+
+TEXT = Leaf("a string", lambda v: isinstance(v, str))
+COUNT = Leaf("an integer >= 0", lambda v: is_integer(v) and v >= 0)
+BATCH = Leaf("an integer >= 1", lambda v: is_integer(v) and v >= 1)
+MILLISECONDS = Leaf("a finite number >= 0", lambda v: is_number(v) and v >= 0)
+
+# What the page reads of each document: an object's keys (a dict), an array's items (a list of
+# one schema), a leaf. Anything else in the documents is kept as read and shown only as text.
+RUN_SCHEMA = {
+    "path": [{"at": TEXT, "kind": TEXT}],
+    "static": {"passes": [{"name": TEXT, "nodes_removed": COUNT, "bytes_saved": COUNT,
+                           "notes": [TEXT]}],
+               "nodes": {"traced": COUNT, "optimized": COUNT}},
+}
+BENCH_SCHEMA = {
+    "results": [{"mode": Required(TEXT), "batch": Required(BATCH),
+                 "median_ms": Required(MILLISECONDS)}],
+}
+
+
+def check_schema(document: JSONDocument, schema: Any) -> None:
+    """``SpecErrors`` with every place where ``document`` is not what ``schema`` says."""
+    errors: list[SpecError] = []
+
+    def check(value: Any, schema: Any, path: Path) -> None:
+        if isinstance(schema, dict):
+            if not isinstance(value, dict):
+                errors.append(document.error(path, f"expected an object, got {_kind(value)}"))
+                return
+            for key, inner in schema.items():
+                required = isinstance(inner, Required)
+                inner = inner.schema if required else inner
+                if key in value:
+                    check(value[key], inner, (*path, key))
+                elif required:
+                    errors.append(document.error(path, f"missing {key!r}"))
+        elif isinstance(schema, list):
+            if not isinstance(value, list):
+                errors.append(document.error(path, f"expected an array, got {_kind(value)}"))
+                return
+            for index, item in enumerate(value):
+                check(item, schema[0], (*path, index))
+        elif not schema.ok(value):
+            shown = f" {_shown(value)}" if isinstance(value, str | int | float) else ""
+            errors.append(document.error(path, f"expected {schema.what}, got {_kind(value)}"
+                                         + shown))
+
+    check(document.value, schema, ())
+    if errors:
+        raise SpecErrors(errors[:MAX_ERRORS])
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -179,55 +254,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list) else "an object"
-
-
-class _Checker:
-    """Collects every problem of one document."""
-
-    def __init__(self, document: JSONDocument) -> None:
-        self.document = document
-        self.errors: list[SpecError] = []
-
-    def problem(self, path: Path, message: str) -> None:
-        self.errors.append(self.document.error(path, message))
-
-    def require(self, value: Any, path: Path, what: str, ok: Callable[[Any], bool]) -> bool:
-        """Whether ``value`` (at ``path``; absent or null passes) is ``what``; says so if not."""
-        if value is None or ok(value):
-            return True
-        self.problem(path, f"expected {what}, got {_kind(value)}"
-                     + (f" {_shown(value)}" if isinstance(value, str | int | float) else ""))
-        return False
-
-    def object(self, value: Any, path: Path) -> bool:
-        return self.require(value, path, "an object", lambda v: isinstance(v, dict))
-
-    def array(self, value: Any, path: Path) -> bool:
-        return self.require(value, path, "an array", lambda v: isinstance(v, list))
-
-    def string(self, value: Any, path: Path) -> bool:
-        return self.require(value, path, "a string", lambda v: isinstance(v, str))
-
-    def count(self, value: Any, path: Path, low: int = 0) -> bool:
-        return self.require(value, path, f"an integer >= {low}", lambda v: is_integer(v)
-                            and v >= low)
-
-    def amount(self, value: Any, path: Path) -> bool:
-        return self.require(value, path, "a finite number >= 0", lambda v: is_number(v)
-                            and v >= 0)
-
-    def done(self) -> None:
-        if self.errors:
-            raise SpecErrors(self.errors)
-
-
-def is_integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: Any) -> bool:
-    """An ``int`` or a finite ``float`` (not a boolean)."""
-    return is_integer(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _shown(value: Any) -> str:
@@ -241,62 +267,16 @@ def parse_run_json(data: bytes, file: str) -> dict[str, Any]:
     text; ``nodes_removed``, ``bytes_saved``: integers >= 0) and ``nodes`` (``traced``,
     ``optimized``: integers >= 0)."""
     document = parse_json(data, file)
-    check = _Checker(document)
-    run = document.value
-    if not isinstance(run, dict):
-        check.problem((), f"expected an object, got {_kind(run)}")
-        check.done()
-    path = run.get("path")
-    if check.array(path, ("path",)) and path:
-        for i, entry in enumerate(path):
-            if check.object(entry, ("path", i)) and entry is not None:
-                for key in ("at", "kind"):
-                    check.string(entry.get(key), ("path", i, key))
-    static = run.get("static")
-    if check.object(static, ("static",)) and static:
-        passes = static.get("passes")
-        if check.array(passes, ("static", "passes")) and passes:
-            for i, report in enumerate(passes):
-                where = ("static", "passes", i)
-                if not check.object(report, where) or report is None:
-                    continue
-                check.string(report.get("name"), (*where, "name"))
-                for key in ("nodes_removed", "bytes_saved"):
-                    check.count(report.get(key), (*where, key))
-                notes = report.get("notes")
-                if check.array(notes, (*where, "notes")) and notes:
-                    for j, note in enumerate(notes):
-                        check.string(note, (*where, "notes", j))
-        nodes = static.get("nodes")
-        if check.object(nodes, ("static", "nodes")) and nodes:
-            for key in ("traced", "optimized"):
-                check.count(nodes.get(key), ("static", "nodes", key))
-    check.done()
-    return run
+    check_schema(document, RUN_SCHEMA)
+    return document.value
 
 
 def parse_bench_json(data: bytes, file: str) -> dict[str, Any]:
     """``bench.json``: an object whose ``results`` are objects with ``mode`` (a string),
     ``batch`` (an integer >= 1) and ``median_ms`` (a finite number >= 0)."""
     document = parse_json(data, file)
-    check = _Checker(document)
-    bench = document.value
-    if not isinstance(bench, dict):
-        check.problem((), f"expected an object, got {_kind(bench)}")
-        check.done()
-    results = bench.get("results")
-    if check.array(results, ("results",)) and results:
-        for i, result in enumerate(results):
-            if not check.object(result, ("results", i)) or result is None:
-                continue
-            check.string(result.get("mode"), ("results", i, "mode"))
-            check.count(result.get("batch"), ("results", i, "batch"), low=1)
-            check.amount(result.get("median_ms"), ("results", i, "median_ms"))
-            for key in ("mode", "batch", "median_ms"):
-                if result.get(key) is None:
-                    check.problem(("results", i), f"missing {key!r}")
-    check.done()
-    return bench
+    check_schema(document, BENCH_SCHEMA)
+    return document.value
 
 
 def parse_ir_text(data: bytes, file: str) -> str:
@@ -325,7 +305,7 @@ def parse_train_csv(data: bytes, file: str) -> dict[str, list[float]]:
                 cells = f"{len(row)} cell{'s' * (len(row) != 1)}"
                 errors.append(_row_error(text, file, reader.line_num,
                                          f"{cells} where the header has {len(names)}"))
-                if len(errors) >= MAX_ROW_ERRORS:
+                if len(errors) >= MAX_ERRORS:
                     break
                 continue
             for name, cell in zip(names, row, strict=True):

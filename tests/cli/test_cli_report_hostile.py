@@ -343,3 +343,38 @@ def test_every_malformed_artifact_is_said_at_once(workspace):
     assert len(lines) == 2
     assert "bench.json:1:13: error: results: expected an array" in lines[0]
     assert "train.csv:2:1: error: 1 cell where the header has 2" in lines[1]
+
+
+# --- any value of any type, through the functions report reads and draws with ---------------
+REPLACEMENTS = [None, 0, -1, 2.5, 1e308, True, "", [], {}, [markup(7)], {markup(8): markup(9)},
+                markup(6)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["run.json", "bench.json"])
+def test_any_value_anywhere_is_read_and_drawn_or_refused_at_its_place(made, name):
+    from graphcore.errors import SpecErrors
+    from graphcore.spec.report_artifacts import parse_bench_json, parse_run_json
+    from graphcore.spec.report_html import ReportData, render_report
+
+    folder, spec = made
+    parse = parse_run_json if name == "run.json" else parse_bench_json
+    original = json.loads((folder / name).read_text())
+    outcomes = {"drawn": 0, "refused": 0}
+    for place in json_places(original):
+        for value in REPLACEMENTS if place[0] == "value" else [markup(5)]:
+            data = json.dumps(with_markup(original, place, value), indent=1).encode()
+            try:
+                parsed = parse(data, name)
+            except SpecErrors as e:
+                for error in e.errors:
+                    assert error.file == name and error.line >= 1 and error.col >= 1
+                outcomes["refused"] += 1
+                continue
+            page = render_report(ReportData(
+                name="seed_dynamic", spec_file=str(spec), source=spec.read_text(),
+                **({"run": parsed} if name == "run.json" else {"bench": parsed})))
+            for n in range(5, 10):
+                assert_inert(page, markup(n))
+            outcomes["drawn"] += 1
+    assert outcomes["drawn"] > 50 and outcomes["refused"] > 50, outcomes
