@@ -32,7 +32,7 @@ from typing import Any
 
 MODE_COLOURS = {"dynamic": "#D55E00", "static": "#0072B2"}
 # Nothing leaves the page: a browser refuses (and reports) any fetch, even one a future edit
-# adds by mistake, and runs no script but the page's own (SCRIPT_HASH_SOURCE).
+# adds by mistake, and runs no script but the page's own (``script_hash_source``).
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src {script}; img-src data:; "
        "form-action 'none'; base-uri 'none'; object-src 'none'")
 MAX_VIEWPORT = 560  # px
@@ -325,9 +325,9 @@ def _axis(left: int, top_y: int, plot: float, top: float, right: int) -> str:
 
 
 def _training(columns: Mapping[str, Sequence[float]] | None) -> str:
-    if not columns:
+    if columns is None:
         return "<p>No train.csv: run <code>graphtool report SPEC --train</code>.</p>"
-    rows = max(len(values) for values in columns.values())
+    rows = max((len(values) for values in columns.values()), default=0)
     steps = columns.get("step") or [float(i + 1) for i in range(rows)]
     charts = [_curve(name, list(zip(steps, values, strict=False)), k)
               for k, (name, values) in enumerate((c, v) for c, v in columns.items()
@@ -345,6 +345,8 @@ def _curve(name: str, points: list[tuple[float, float]], index: int) -> str:
     x_lo, x_hi = min(xs), max(xs)
     y_lo, y_hi = min(0.0, min(ys)), max(ys)
     x_span, y_span = (x_hi - x_lo) or 1.0, (y_hi - y_lo) or 1.0
+    if not math.isfinite(x_span) or not math.isfinite(y_span):
+        return f"<p>{text(name)}: values too far apart to draw (over the float range).</p>"
     line = " ".join(f"{left + plot_w * (x - x_lo) / x_span:.1f},"
                     f"{top_y + plot_h - plot_h * (y - y_lo) / y_span:.1f}" for x, y in finite)
     colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]

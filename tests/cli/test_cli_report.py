@@ -171,3 +171,16 @@ def test_the_page_draws_numbers_only_from_numbers():
     bench = {"results": [{"mode": "static", "batch": 1, "median_ms": float("nan")}]}
     with pytest.raises(TypeError, match="not a finite number"):
         render_report(ReportData(name="s", spec_file="s.yaml", source="", bench=bench))
+
+
+def test_training_curves_of_odd_columns_say_what_they_could_not_draw():
+    from graphcore.spec.report_html import ReportData, render_report
+
+    def page(train):
+        return render_report(ReportData(name="s", spec_file="s.yaml", source="", train=train))
+
+    assert "No train.csv" in page(None)
+    assert "train.csv has no numeric columns" in page({}) and "No train.csv" not in page({})
+    assert "loss: values too far apart to draw" in page({"loss": [1e308, -1e308]})
+    assert "loss: no finite values" in page({"loss": [float("nan")]})
+    check_page(page({"step": [1.0, 2.0], "loss": [2.0, 1.0]}))
