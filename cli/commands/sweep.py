@@ -25,6 +25,7 @@ from graphcore.sweep import (
     best_row,
     command_line,
     expand_grid,
+    grid_size,
     make_tasks,
     parse_grid,
     rows_csv,
@@ -83,6 +84,13 @@ def sweep(
         points = sample_grid(axes, random_points, seed) if random_points else expand_grid(axes)
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
+    if random_points and len(points) < random_points:
+        size = grid_size(axes)
+        output.note(f"--random {random_points}: the grid holds {size} points; running every "
+                    "one" if size is not None and size <= random_points else
+                    f"--random {random_points}: {len(points)} distinct points in "
+                    f"{10 * random_points} draws (a range too narrow for its values written "
+                    "with 6 digits); running those", quiet)
     figure = sort or default_sort(name, loaded)
     try:
         tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)

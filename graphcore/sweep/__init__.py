@@ -2,7 +2,8 @@
 Dask worker with graphtool installed can run.
 
 - ``grid``: ``--grid KEY=V1,V2`` items parsed and expanded (every combination, or
-  ``sample_grid`` for K random points);
+  ``sample_grid`` for K distinct random points; at most ``MAX_POINTS``, known from the
+  axes' sizes before anything is expanded);
 - ``tasks``: a point made self-contained (spec text, settings, the contents of every file
   the spec reads: ``file:`` inputs, ``data:``, ``validation: file:``, ``--input`` and
   ``--plugin`` files, together at most ``MAX_CARRIED_BYTES``) and keyed by a hash of all of
@@ -17,9 +18,11 @@ The library never prints; ``graphtool sweep`` (``cli/commands/sweep.py``) draws 
 
 from graphcore.sweep.grid import (
     COMMANDS,
+    MAX_POINTS,
     GridAxis,
     SweepOptionError,
     expand_grid,
+    grid_size,
     parse_grid,
     sample_grid,
 )
@@ -35,7 +38,7 @@ from graphcore.sweep.schedule import RESOURCE, local_cluster, run_tasks
 from graphcore.sweep.task import run_point
 from graphcore.sweep.tasks import SweepTask, make_tasks
 
-__all__ = ["COMMANDS", "RESOURCE", "GridAxis", "SweepOptionError", "SweepTask", "best_row",
-           "command_line", "expand_grid", "figure_names", "local_cluster", "make_tasks",
-           "parse_grid", "rows_csv", "run_point", "run_tasks", "sample_grid", "sort_rows",
-           "sweep_document"]
+__all__ = ["COMMANDS", "MAX_POINTS", "RESOURCE", "GridAxis", "SweepOptionError", "SweepTask",
+           "best_row", "command_line", "expand_grid", "figure_names", "grid_size",
+           "local_cluster", "make_tasks", "parse_grid", "rows_csv", "run_point", "run_tasks",
+           "sample_grid", "sort_rows", "sweep_document"]

@@ -274,3 +274,12 @@ def test_editing_the_data_file_reruns_the_points_on_resume(scheduler, tmp_path):
     assert "resuming: 0 of 2 points already done" in edited.stderr
     rows = sweep_rows(tmp_path / "out", "digits_mlp")
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), rows
+
+
+def test_random_larger_than_the_grid_runs_every_point_and_says_so(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "params.width=4,8", "--grid", "train.steps=2",
+                    "--random", 5, "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "--random 5: the grid holds 2 points; running every one" in result.stderr
+    rows = sweep_rows(tmp_path)
+    assert [r["settings"]["params.width"] for r in rows] == ["4", "8"]
