@@ -17,7 +17,7 @@ from typing import Any
 import typer
 
 from cli import files, output, specs
-from cli.errors import FAILURE, USAGE, CliError, command
+from cli.errors import FAILURE, IO_ERROR, NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
 from graphcore.sweep import (
     COMMANDS,
@@ -35,6 +35,7 @@ from graphcore.sweep import (
 )
 from graphcore.sweep.records import default_sort
 from graphcore.sweep.schedule import local_cluster, run_tasks
+from graphcore.sweep.tasks import SweepInputError, SweepReadError
 
 Command = StrEnum("Command", {name: name for name in COMMANDS})
 
@@ -94,8 +95,11 @@ def sweep(
     figure = sort or default_sort(name, loaded)
     try:
         tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)
-    except SweepOptionError as e:  # the spec's files are more than a task carries
+    except SweepOptionError as e:  # the spec's files are more than a sweep carries
         raise CliError(str(e), USAGE) from None
+    except SweepInputError as e:
+        raise CliError(str(e), IO_ERROR if isinstance(e, SweepReadError) else NO_INPUT) \
+            from None
     folder = files.artifact_dir(out_dir, loaded.name)
     rows: dict[str, dict[str, Any]] = {}
     if resume:

@@ -1,21 +1,30 @@
 """Sweeps given hostile sizes, without a cluster: a grid's size is bounded from its axes
-before anything is expanded, and --random draws distinct points in linear time (and all of a
-grid smaller than K). Every refusal happens before a cluster is asked for, so these CLI runs
-point at a closed port they never reach."""
+before anything is expanded, --random draws distinct points in linear time (and all of a grid
+smaller than K), the files every point reads are read once and shared by the tasks (a task
+sent to a worker holds none of them), and a file that is not a regular file is refused at
+once. Every refusal happens before a cluster is asked for, so these CLI runs point at a closed
+port they never reach."""
 
+import os
+import pickle
 import time
 
+import numpy as np
 import pytest
 from sweep_helpers import SPEC, invoke
 
+from graphcore.spec import load_spec_file
 from graphcore.sweep import (
     MAX_POINTS,
     SweepOptionError,
     expand_grid,
     grid_size,
+    make_tasks,
     parse_grid,
+    run_point,
     sample_grid,
 )
+from graphcore.sweep.tasks import MAX_CARRIED_BYTES
 
 CLOSED = "tcp://127.0.0.1:1"  # nothing listens there; a refusal comes before connecting
 
@@ -82,3 +91,80 @@ def test_random_over_the_point_limit_is_refused(tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.lr=1e-4:1e-1", "--random",
                     MAX_POINTS + 1, "--scheduler", CLOSED, "--out-dir", tmp_path / "o")
     assert result.exit_code == 2 and "over the limit of 10,000" in result.stderr, result.stderr
+
+
+def test_the_files_are_read_once_and_shared_by_every_point(tmp_path):
+    """20 points over a file of 12 MB (more than a single task could once carry): one copy in
+    the sweep process, and a task as a worker is sent it holds none of the file."""
+    data = tmp_path / "x.npy"
+    np.save(data, np.zeros((300_000, 10), dtype=np.float32))
+    assert 8 * 2**20 < data.stat().st_size < MAX_CARRIED_BYTES
+    spec = load_spec_file(SPEC)
+    tasks = make_tasks("run", str(SPEC), SPEC.read_text(), spec,
+                       [{"seed": str(i)} for i in range(20)], {"x": str(data)})
+    assert all(t.files is tasks[0].files for t in tasks)
+    assert tasks[0].input_files["x"][1] == data.read_bytes()
+    sent = tasks[3].with_files(None)
+    assert len(pickle.dumps(sent)) < 2000 and sent.key == tasks[3].key
+    assert len({t.key for t in tasks}) == 20
+    # scattered, the contents travel as buffers of their own (Dask's protocol 5 frames),
+    # not copied into the pickle
+    buffers = []
+    pickled = pickle.dumps(tasks[0].files, protocol=5, buffer_callback=buffers.append)
+    assert len(pickled) < 2 * len(SPEC.read_text()) + 1000
+    assert sum(len(b.raw()) for b in buffers) == data.stat().st_size
+    back = pickle.loads(pickled, buffers=buffers)
+    assert back.input_files == tasks[0].input_files and back.spec_text == tasks[0].spec_text
+    assert pickle.loads(pickle.dumps(tasks[0].files)).input_files == tasks[0].input_files
+
+
+def test_a_task_sent_without_its_files_runs_with_them_given_apart(tmp_path):
+    data = tmp_path / "x.npy"
+    np.save(data, np.linspace(-1, 1, 80, dtype=np.float32).reshape(8, 10))
+    task, = make_tasks("train", str(SPEC), SPEC.read_text(), load_spec_file(SPEC),
+                       [{"train.steps": "3"}], {"x": str(data)})
+    whole = run_point(task)
+    apart = run_point(task.with_files(None), task.files)
+    assert whole["status"] == apart["status"] == "ok", apart
+    assert whole["figures"] == apart["figures"] and whole["key"] == apart["key"]
+    without = run_point(task.with_files(None))
+    assert without["status"] == "failed" and "without its files" in without["error"]
+
+
+SPEC_WITH_DATA = """graphtool: 1
+name: data_path
+seed: 0
+data:
+  file: data/train.csv
+  x: {columns: [a, b]}
+  t: {column: label, dtype: int32}
+train: {epochs: 1, batch_size: 2}
+graph:
+  - {op: linear, out_size: 2, name: out, to: logits}
+loss: {op: softmax_cross_entropy, from: [logits, t]}
+"""
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_data_file_that_is_not_a_regular_file_is_refused_at_once(kind, tmp_path):
+    """A folder was an internal error (IsADirectoryError); a FIFO hung the sweep reading it."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC_WITH_DATA)
+    path = tmp_path / "data" / "train.csv"
+    path.parent.mkdir()
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    done = subprocess.run([sys.executable, "-m", "cli", "sweep", str(spec), "--grid",
+                           "train.steps=2", "--scheduler", CLOSED, "--out-dir",
+                           str(tmp_path / "o")], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 66, done.stderr
+    assert f"data file {path}" in done.stderr and "Traceback" not in done.stderr
+    assert ("is a folder, not a file" if kind == "folder" else "is not a regular file") \
+        in done.stderr
+    assert not (tmp_path / "o").exists()
