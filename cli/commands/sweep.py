@@ -34,7 +34,7 @@ from graphcore.sweep import (
     sweep_document,
 )
 from graphcore.sweep.records import default_sort
-from graphcore.sweep.schedule import local_cluster, run_tasks
+from graphcore.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
 from graphcore.sweep.tasks import SweepInputError, SweepReadError
 
 Command = StrEnum("Command", {name: name for name in COMMANDS})
@@ -72,6 +72,11 @@ def sweep(
                        USAGE)
     if spec == specs.STDIN:
         raise CliError("sweep needs a spec file (its text travels to the workers)", USAGE)
+    if scheduler is not None:
+        try:
+            scheduler = check_scheduler_address(scheduler)
+        except SweepOptionError as e:
+            raise CliError(str(e), USAGE) from None
     files.check_out_dir(out_dir)
     input_paths = specs.parse_inputs(inputs)
     if specs.STDIN in input_paths.values():

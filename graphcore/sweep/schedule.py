@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from graphcore.errors import GraphcoreError
+from graphcore.errors import GraphcoreError, clip
 from graphcore.sweep.grid import SweepOptionError
 from graphcore.sweep.task import run_point
 from graphcore.sweep.tasks import SweepTask
@@ -39,6 +39,34 @@ def local_cluster(workers: int | None = None) -> Any:
     return LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                         resources={RESOURCE: 1}, dashboard_address=":0",
                         silence_logs=logging.ERROR, preload=["graphcore.sweep.worker_logs"])
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` (``tcp://HOST:PORT`` or ``HOST:PORT``) as ``tcp://HOST:PORT``, or a
+    ``SweepOptionError`` saying what is wrong with it: another scheme, no host, no port or
+    one out of range. Nothing is connected to."""
+    shown = f"--scheduler {clip(address)}"
+    scheme, sep, rest = address.strip().partition("://")
+    if not sep:
+        scheme, rest = "tcp", address.strip()
+    if scheme.lower() != "tcp":
+        raise SweepOptionError(f"{shown}: a sweep connects to a Dask scheduler over tcp://, "
+                               f"not {scheme}://; give tcp://HOST:PORT")
+    if rest.startswith("["):  # an IPv6 address: [::1]:8786
+        host, bracket, port = rest[1:].partition("]")
+        port = port[1:] if bracket and port.startswith(":") else ""
+    else:
+        host, _, port = rest.rpartition(":") if ":" in rest else (rest, "", "")
+    if not host or any(c.isspace() or c in "/?#@[]" for c in host):
+        raise SweepOptionError(f"{shown}: no host; give tcp://HOST:PORT")
+    host = f"[{host}]" if ":" in host else host
+    if not port:
+        raise SweepOptionError(f"{shown}: no port; give tcp://{clip(host)}:PORT (a dask "
+                               "scheduler listens on 8786 unless told otherwise)")
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+        raise SweepOptionError(f"{shown}: the port must be a number from 1 to 65535, not "
+                               f"{clip(port, 20)!r}")
+    return f"tcp://{host}:{int(port)}"
 
 
 def check_cluster(client: Any, command: str) -> None:

@@ -1,9 +1,10 @@
-"""Sweeps given hostile sizes, without a cluster: a grid's size is bounded from its axes
-before anything is expanded, --random draws distinct points in linear time (and all of a grid
-smaller than K), the files every point reads are read once and shared by the tasks (a task
-sent to a worker holds none of them), and a file that is not a regular file is refused at
-once. Every refusal happens before a cluster is asked for, so these CLI runs point at a closed
-port they never reach."""
+"""Sweeps given hostile sizes and addresses, without a cluster: a grid's size is bounded from
+its axes before anything is expanded, --random draws distinct points in linear time (and all
+of a grid smaller than K), the files every point reads are read once and shared by the tasks
+(a task sent to a worker holds none of them), a file that is not a regular file is refused at
+once, --scheduler is checked before anything connects, and rewriting the rows takes a bounded
+share of a long sweep. Every refusal happens before a cluster is asked for, so these CLI runs
+point at a closed port they never reach."""
 
 import os
 import pickle
@@ -24,6 +25,7 @@ from graphcore.sweep import (
     run_point,
     sample_grid,
 )
+from graphcore.sweep.schedule import check_scheduler_address
 from graphcore.sweep.tasks import MAX_CARRIED_BYTES
 
 CLOSED = "tcp://127.0.0.1:1"  # nothing listens there; a refusal comes before connecting
@@ -91,6 +93,41 @@ def test_random_over_the_point_limit_is_refused(tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.lr=1e-4:1e-1", "--random",
                     MAX_POINTS + 1, "--scheduler", CLOSED, "--out-dir", tmp_path / "o")
     assert result.exit_code == 2 and "over the limit of 10,000" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("address, message", [
+    ("bogus://host:8786", "over tcp://, not bogus://"),
+    ("tls://127.0.0.1:8786", "over tcp://, not tls://"),
+    ("127.0.0.1", "127.0.0.1: no port; give tcp://127.0.0.1:PORT"),
+    ("tcp://127.0.0.1", "no port"),
+    ("tcp://:8786", "no host"),
+    ("tcp://127.0.0.1:99999", "from 1 to 65535, not '99999'"),
+    ("tcp://127.0.0.1:http", "from 1 to 65535"),
+])
+def test_a_bad_scheduler_address_is_a_usage_error_at_once(address, message, tmp_path):
+    start = time.monotonic()
+    result = invoke("sweep", SPEC, "--grid", "train.steps=2", "--scheduler", address,
+                    "--out-dir", tmp_path / "o")
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith(f"error: --scheduler {address}: ")
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert time.monotonic() - start < 5 and not (tmp_path / "o").exists()
+
+
+def test_scheduler_addresses_that_are_accepted():
+    assert check_scheduler_address("tcp://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert check_scheduler_address("localhost:8786") == "tcp://localhost:8786"
+    assert check_scheduler_address("tcp://[::1]:8786") == "tcp://[::1]:8786"
+
+
+@pytest.mark.slow
+def test_a_closed_scheduler_port_is_exit_1_within_about_10_s(tmp_path):
+    start = time.monotonic()
+    result = invoke("sweep", SPEC, "--grid", "train.steps=2", "--scheduler", CLOSED,
+                    "--out-dir", tmp_path)
+    assert result.exit_code == 1, result.stderr
+    assert f"error: --scheduler {CLOSED}: cannot connect" in result.stderr
+    assert time.monotonic() - start < 30
 
 
 def test_the_files_are_read_once_and_shared_by_every_point(tmp_path):
