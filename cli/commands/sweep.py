@@ -8,7 +8,6 @@ failing point is recorded and the sweep goes on; Ctrl-C keeps the finished rows 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +33,7 @@ from graphcore.sweep import (
     sweep_document,
 )
 from graphcore.sweep.records import default_sort
+from graphcore.sweep.resume import resume as resumed_rows
 from graphcore.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
 from graphcore.sweep.tasks import SweepInputError, SweepReadError
 
@@ -108,9 +108,11 @@ def sweep(
     folder = files.artifact_dir(out_dir, loaded.name)
     rows: dict[str, dict[str, Any]] = {}
     if resume:
-        wanted = {t.key for t in tasks}
-        rows = {r["key"]: r for r in _previous_rows(folder / "sweep.json")
-                if r["key"] in wanted and r["status"] == "ok"}
+        try:
+            rows = resumed_rows(folder / "sweep.json", tasks)
+        except SweepInputError as e:
+            raise CliError(f"--resume: {e}", IO_ERROR if isinstance(e, SweepReadError)
+                           else NO_INPUT) from None
         output.note(f"resuming: {len(rows)} of {len(tasks)} points already done", quiet)
     todo = [t for t in tasks if t.key not in rows]
 
@@ -157,16 +159,6 @@ def _sorted(rows: list[dict[str, Any]], figure: str) -> list[dict[str, Any]]:
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
 
-
-def _previous_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an earlier sweep.json (none when there is no such file)."""
-    if not path.exists():
-        return []
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        return [r for r in document["rows"] if isinstance(r, dict) and "key" in r]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise CliError(f"--resume: cannot read {path}: {e}", FAILURE) from None
 
 
 @contextlib.contextmanager

@@ -12,6 +12,8 @@ Dask worker with graphtool installed can run.
 - ``task``: ``run_point``, the function a worker runs (a spec with ``data:``/``train:``
   trains as ``graphtool train`` trains it); it never raises: a failure is a row;
 - ``records``: rows as CSV and JSON, sorting by a figure, the command line of one point;
+- ``resume``: an earlier ``sweep.json`` read back as untrusted input (bounded, every row
+  checked, errors located at the row) and the rows of this sweep's points kept;
 - ``schedule``: the files scattered to every worker once, the tasks submitted to a Dask
   client referring to them, rows yielded as they finish.
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from graphcore import errors
 from graphcore.atomic import write_atomic
+from graphcore.errors import MAX_MESSAGE, clip_message
 from graphcore.plugins import load_plugin
 from graphcore.spec.loader import load_spec_text
 from graphcore.spec.model import Spec
@@ -50,7 +51,9 @@ def run_point(task: SweepTask, files: SweepFiles | None = None) -> dict[str, Any
         code, kind, message = classify(exc)
         if scratch is not None and task.files is not None:
             message = _as_the_caller_names(message, task, scratch)
-        row.update(status="failed", error=message, exit_code=code, exit_class=kind)
+        # a row's error is one bounded line: sweep.json stays small however points fail
+        row.update(status="failed", error=clip_message(message, width=MAX_MESSAGE),
+                   exit_code=code, exit_class=kind)
     row["started"] = started
     row["seconds"] = round(time.perf_counter() - start, 6)
     row["worker"] = _worker_name()
