@@ -32,7 +32,7 @@ from graphcore.sweep import (
     sort_rows,
     sweep_document,
 )
-from graphcore.sweep.records import default_sort
+from graphcore.sweep.records import SavePacer, default_sort
 from graphcore.sweep.resume import resume as resumed_rows
 from graphcore.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
 from graphcore.sweep.tasks import SweepInputError, SweepReadError
@@ -121,20 +121,27 @@ def sweep(
         return [files.write_text(folder / "sweep.json", output.to_json(document)),
                 files.write_text(folder / "sweep.csv", rows_csv(list(rows.values())))]
 
-    written = save()
+    pacer = SavePacer()
+    written = pacer.save(save)
     if todo:
         with _client(scheduler, workers) as client:
             results = run_tasks(client, todo)
+            unsaved = False
             try:
                 for row in results:
                     rows[row["key"]] = row
-                    save()  # every finished row on disk at once: Ctrl-C or a crash keeps it
+                    unsaved = True
+                    if pacer.due():  # a finished row on disk at once while writing is cheap
+                        pacer.save(save)
+                        unsaved = False
                     output.note(f"[{len(rows)}/{len(tasks)}] point {row['index']}: "
                                 f"{row['status']}", quiet)
             except SweepOptionError as e:
                 raise CliError(str(e), USAGE) from None
             finally:
                 results.close()  # cancels what has not finished (Ctrl-C)
+                if unsaved:  # Ctrl-C or a failure keeps every finished row
+                    save()
     ordered = _sorted(list(rows.values()), figure)
     best = best_row(ordered, figure)
     best_line = None if best is None else command_line(best, spec, input_paths, repeat,
@@ -158,7 +165,6 @@ def _sorted(rows: list[dict[str, Any]], figure: str) -> list[dict[str, Any]]:
         return sort_rows(rows, figure)
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
-
 
 
 @contextlib.contextmanager
