@@ -91,15 +91,16 @@ def plain_text(results: Sequence[TrainBenchResult]) -> str:
 
 def render(results: Sequence[TrainBenchResult], console: Console) -> None:
     """Per (spec, batch size, mode, batching): ms per step (median, mean, range), the
-    predicted seconds per epoch of `train`, static mode's tracing and plan cache, the final
+    predicted seconds per epoch of `train` and the ms an epoch's end adds (validation, logs,
+    files), static mode's tracing and plan cache, the final
     loss (equal across batchings within float rounding) and the speedup over dynamic mode
     one example at a time. Columns split over several tables where a terminal is narrow."""
     rows = [r.to_dict() for r in results]
     first = results[0]
     timed = sorted({r.repeat for r in results})
-    title = (f"ms per training step (batch drawn, forward, backward, update), "
-             f"{'/'.join(map(str, timed))} steps after {first.warmup} warm-up; epoch s: "
-             "steps per epoch x mean + one validation pass")
+    title = (f"ms per training step as train takes it (batch, forward, backward, update, "
+             f"logs), {'/'.join(map(str, timed))} steps after {first.warmup} warm-up; epoch "
+             "s: steps per epoch x mean + an epoch end's validation and files")
     columns = {
         "spec": lambda d: d["spec"],
         "mode": lambda d: d["mode"],
@@ -109,6 +110,7 @@ def render(results: Sequence[TrainBenchResult], console: Console) -> None:
         "mean": lambda d: _ms(d["mean_ms"]),
         "range": lambda d: f"{_ms(d['min_ms'])}..{_ms(d['max_ms'])}",
         "epoch s": lambda d: f"{d['epoch_s']:.3f}",
+        "epoch end": lambda d: _or_dash(d["epoch_work_ms"], _ms),
         "compile": lambda d: _or_dash(d["compile_ms"], _ms),
         "plans": lambda d: "-" if d["plans"] is None else
         f"{d['plans']} ({d['cache_misses']} new)",

@@ -6,13 +6,17 @@ costs per execution mode and batching, so the figures predict ``train``'s own.
 
 For every (spec, batch size, mode, batching) a fresh ``TrainingSession`` is made as ``train``
 makes it (the spec's data and validation split, its seed, optimizer and ``batch_size``, its
-shuffled order), so every combination sees the same batches; ``warmup`` steps run untimed,
-then ``repeat`` steps (default: one epoch's worth) are timed whole: the batch drawn and
-collated, forward, backward and the optimizer's update. Static mode's tracing is part of the
-steps it happens in, as in ``train`` (``compile_ms`` says how much of it there was,
-``cache_misses`` how many plans the timed steps traced). ``epoch_s`` predicts one epoch of
-``train``: the steps an epoch takes at the mean step time, plus one validation pass
-(``eval_ms``, timed once after the steps) where the spec has validation data.
+shuffled order), so every combination sees the same batches, and its trainer runs as
+``train``'s does, extensions and files included (written into a temporary folder): ``warmup``
+steps untimed, then ``repeat`` steps (default: one epoch's worth) timed, each from the end of
+the step before (the batch drawn and collated, forward, backward, the optimizer's update, the
+trainer's logs) to its end. A step that ends an epoch also validates, logs and writes
+``train.csv``, ``best.npz`` and the checkpoint: those steps are kept apart, their time beyond
+the mean step is ``epoch_work_ms`` (the run goes on to the next epoch's end when the timed
+steps hold none). Static mode's tracing is part of the steps it happens in, as in ``train``
+(``compile_ms`` says how much of it there was, ``cache_misses`` how many plans the timed steps
+traced). ``epoch_s`` predicts an epoch of ``train``: its steps at the mean step time plus the
+epoch's own work.
 
 The batchings are those that apply to the spec's training rows (``batching_choice.candidates``:
 ``off``, ``auto``, and ``pad`` where its sequences may be padded); each one left out is in
@@ -24,23 +28,19 @@ prints; ``progress(done, total, description)`` is called after every step.
 
 from __future__ import annotations
 
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from graphcore.errors import GraphcoreError
-from graphcore.spec.bench import DIGITS, MODES, Progress, _stats
+from graphcore.spec.bench import DIGITS, MODES, Progress, _Counter, _stats
 from graphcore.spec.model import Spec
 from graphcore.training.batching_choice import candidates
-from graphcore.training.from_spec import (
-    TrainingSession,
-    evaluate_arrays,
-    load_spec_data,
-    settings_for,
-)
+from graphcore.training.from_spec import TrainingSession, load_spec_data, settings_for
 
 BATCHINGS = ("off", "auto", "pad")
 DEFAULT_WARMUP = 2
@@ -65,7 +65,7 @@ class TrainBenchResult:
     steps_per_epoch: float
     step_ms: list[float] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)
-    eval_ms: float | None = None
+    epoch_work_ms: float | None = None  # an epoch end's validation, logs and files
     compile_ms: float | None = None  # static: tracing in the warm-up and timed steps
     cache_hits: int | None = None  # static: replays and traces in the timed steps
     cache_misses: int | None = None
@@ -80,7 +80,7 @@ class TrainBenchResult:
 
     @property
     def epoch_s(self) -> float:
-        return (self.steps_per_epoch * self.mean_ms + (self.eval_ms or 0.0)) / 1e3
+        return (self.steps_per_epoch * self.mean_ms + (self.epoch_work_ms or 0.0)) / 1e3
 
     def to_dict(self) -> dict[str, Any]:
         stats = _stats(self.step_ms)
@@ -91,7 +91,8 @@ class TrainBenchResult:
             "median_ms": stats["median"], "mean_ms": round(self.mean_ms, DIGITS),
             "min_ms": stats["min"], "max_ms": stats["max"], "iqr_ms": stats["iqr"],
             "epoch_s": round(self.epoch_s, DIGITS),
-            "eval_ms": None if self.eval_ms is None else round(self.eval_ms, DIGITS),
+            "epoch_work_ms": None if self.epoch_work_ms is None
+            else round(self.epoch_work_ms, DIGITS),
             "compile_ms": None if self.compile_ms is None else round(self.compile_ms, DIGITS),
             "cache_hits": self.cache_hits, "cache_misses": self.cache_misses,
             "plans": self.plans, "groups": self.groups, "padding_waste": self.padding_waste,
@@ -101,7 +102,7 @@ class TrainBenchResult:
 
 FIELDS = ("spec", "mode", "batching", "batch_size", "seed", "repeat", "warmup",
           "steps_per_epoch", "median_ms", "mean_ms", "min_ms", "max_ms", "iqr_ms", "epoch_s",
-          "eval_ms", "compile_ms", "cache_hits", "cache_misses", "plans", "groups",
+          "epoch_work_ms", "compile_ms", "cache_hits", "cache_misses", "plans", "groups",
           "padding_waste", "last_loss", "speedup")
 """The keys of ``TrainBenchResult.to_dict()``, in table order (the CSV header)."""
 
@@ -164,48 +165,87 @@ def bench_training(specs: Sequence[Spec], modes: Sequence[str] = MODES,
 def _bench_one(spec: Spec, data: Any, mode: str, batching: str | None, batch_size: int,
                repeat: int, warmup: int, seed: int | None, passes: Sequence[str] | None,
                steps_per_epoch: float, counter: _Counter) -> TrainBenchResult:
+    timed_end = warmup + repeat
+    ends = [i for i in range(1, timed_end + int(np.ceil(steps_per_epoch)) + 1)
+            if _ends_epoch(i, batch_size, data.rows)]
+    last_step = max(timed_end, next(i for i in ends if i > warmup))
     settings = settings_for(spec, seed=seed, batch_size=batch_size, mode=mode,
-                            steps=warmup + repeat)
-    session = TrainingSession(spec, settings, data, "", writer=_discard, passes=passes,
-                              batching=batching or "auto")
-    updater = session.trainer.updater
-    last: list[Any] = []
-    run = updater.run
-
-    def kept(inputs: Any, seed: int) -> Any:
-        last[:] = [run(inputs, seed=seed)]
-        return last[0]
-
-    updater.run = kept
+                            steps=last_step)
+    settings.early_stopping = None  # the timed steps run whatever the metric does
     where = f"{spec.name} {mode}" + ("" if batching is None else f" batching {batching}")
     result = TrainBenchResult(spec.name, mode, batching, batch_size, settings.seed, repeat,
                               warmup, steps_per_epoch)
-    for _ in range(warmup):
-        updater.update()
-        counter.tick(f"{where}: warm-up")
+    with tempfile.TemporaryDirectory() as folder:
+        session = TrainingSession(spec, settings, data, folder, passes=passes,
+                                  batching=batching or "auto")
+        updater = session.trainer.updater
+        last: list[Any] = []
+        run = updater.run
+
+        def kept(inputs: Any, seed: int) -> Any:
+            last[:] = [run(inputs, seed=seed)]
+            return last[0]
+
+        updater.run = kept
+        clock = _Clock(session, warmup, repeat, counter, where)
+        session.trainer.extend(clock, name="bench clock", trigger=(1, "iteration"),
+                               priority=-1000)
+        session.trainer.run()
+    timed = [(i, ms) for i, ms in clock.times if warmup < i <= timed_end]
+    result.step_ms = [ms for i, ms in timed if i not in ends]
+    if result.step_ms:
+        work = [ms for i, ms in clock.times if i > warmup and i in ends]
+        result.epoch_work_ms = max(0.0, float(np.mean(work)) - result.mean_ms)
+    else:  # every step ends an epoch (a batch of all the rows): its work is in the step
+        result.step_ms = [ms for _, ms in timed]
+    result.losses = clock.losses[:repeat]
     runner = session.static_runner
-    hits, misses = (runner.stats.hits, runner.stats.misses) if runner else (0, 0)
-    for _ in range(repeat):
-        start = time.perf_counter()
-        updater.update()
-        result.step_ms.append((time.perf_counter() - start) * 1e3)
-        result.losses.append(float(last[0].loss))
-        counter.tick(f"{where}: timing")
     if runner is not None:
         result.compile_ms = runner.stats.compile_ms
-        result.cache_hits = runner.stats.hits - hits
-        result.cache_misses = runner.stats.misses - misses
+        result.cache_hits = runner.stats.hits - clock.hits
+        result.cache_misses = runner.stats.misses - clock.misses
         result.plans = len(runner.cache)
     info = last[0].batching
     if batching is not None and info and info["applied"]:
         result.groups, result.padding_waste = info["groups"], info["padding_waste"]
-    if data.validation is not None:
-        start = time.perf_counter()
-        evaluate_arrays(spec, session.model, data.validation, data.shared,
-                        max(batch_size, 256), settings.metrics, settings.seed,
-                        session.evaluation_batching)
-        result.eval_ms = (time.perf_counter() - start) * 1e3
     return result
+
+
+def _ends_epoch(step: int, batch_size: int, rows: int) -> bool:
+    """Whether training step ``step`` (from 1) ends an epoch (``SerialIterator``'s order)."""
+    return step * batch_size // rows > (step - 1) * batch_size // rows
+
+
+class _Clock:
+    """The last extension of each iteration: the time since the last one ended, the step's
+    loss, and the static runner's counts when the warm-up ends."""
+
+    def __init__(self, session: TrainingSession, warmup: int, repeat: int, counter: _Counter,
+                 where: str) -> None:
+        self.session, self.warmup, self.repeat = session, warmup, repeat
+        self.counter, self.where = counter, where
+        self.times: list[tuple[int, float]] = []  # (step, ms since the last step ended)
+        self.losses: list[float] = []
+        self.hits = self.misses = 0
+        self.last = 0.0
+
+    def initialize(self, trainer: Any) -> None:
+        self.last = time.perf_counter()
+
+    def __call__(self, trainer: Any) -> None:
+        now = time.perf_counter()
+        step = trainer.updater.iteration
+        self.times.append((step, (now - self.last) * 1e3))
+        loss = trainer.observation.get("main/loss")
+        if step > self.warmup and loss is not None:
+            self.losses.append(float(loss))
+        if step == self.warmup:
+            runner = self.session.static_runner
+            if runner is not None:
+                self.hits, self.misses = runner.stats.hits, runner.stats.misses
+        if step <= self.warmup + self.repeat:
+            self.counter.tick(f"{self.where}: {'warm-up' if step <= self.warmup else 'timing'}")
+        self.last = time.perf_counter()
 
 
 def _grouped(left_out: dict[str, str]) -> dict[str, str]:
@@ -223,10 +263,6 @@ def _note(names: str, why: str, left_out: bool) -> str:
         return f"batching {names}: not padded, examples grouped by shape instead: {why}"
     return f"batching {names}: one example at a time: {why}" if "auto" in names else \
         f"batching {names}: {why}"
-
-
-def _discard(path: str, data: bytes) -> None:
-    """Sessions timed here write no files."""
 
 
 def _set_speedups(group: list[TrainBenchResult]) -> None:
@@ -257,13 +293,3 @@ def _check(modes: Sequence[str], batchings: Sequence[str] | None,
     for b in batch_sizes or ():
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
             raise TrainBenchOptionError(f"a batch size must be a positive integer, got {b!r}")
-
-
-class _Counter:
-    def __init__(self, total: int, progress: Callable[[int, int, str], None] | None) -> None:
-        self.done, self.total, self.progress = 0, total, progress
-
-    def tick(self, description: str) -> None:
-        self.done += 1
-        if self.progress is not None:
-            self.progress(self.done, self.total, description)

@@ -360,6 +360,9 @@ class TrainingSession:
 
     def _chosen(self, choice: BatchingChoice) -> None:
         self.batching = choice
+        # the other candidates' plans are not replayed again
+        self.static_runners = {k: r for k, r in self.static_runners.items()
+                               if k == choice.batching}
         if self.on_batching is not None:
             self.on_batching(choice)
 
@@ -470,8 +473,9 @@ class TrainingSession:
         measuring = self.trainer.updater.run
         if stored is not None and isinstance(measuring, MeasuredRuns):
             used = str(stored)
-            self.batching = BatchingChoice(used, "resumed", left_out=measuring.left_out)
+            self.static_runners.clear()
             self.trainer.updater.run = self._run_for(used)
+            self.batching = BatchingChoice(used, "resumed", left_out=measuring.left_out)
 
     def request_stop(self) -> None:
         """End the loop after the current step (safe from a signal handler)."""
