@@ -265,8 +265,8 @@ def _shown(value: Any) -> str:
 def parse_run_json(data: bytes, file: str) -> dict[str, Any]:
     """``run.json``: an object whose ``path`` is an array of objects (``at``, ``kind``: strings)
     and whose ``static`` section (when there is one) has ``passes`` (``name``, ``notes``:
-    text; ``nodes_removed``, ``bytes_saved``: integers, negative where a pass added) and ``nodes`` (``traced``,
-    ``optimized``: integers >= 0)."""
+    text; ``nodes_removed``, ``bytes_saved``: integers, negative where a pass added) and
+    ``nodes`` (``traced``, ``optimized``: integers >= 0)."""
     document = parse_json(data, file)
     check_schema(document, RUN_SCHEMA)
     return document.value
