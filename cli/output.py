@@ -8,15 +8,27 @@ like ``[x_min, x_max]`` must reach the reader as written.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+
+def csv_table(fields: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A CSV text with a header of ``fields`` and a line per row (None as an empty cell)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
+    for row in rows:
+        writer.writerow(["" if row[k] is None else row[k] for k in fields])
+    return buffer.getvalue()
 
 
 def stdout_console() -> Console:

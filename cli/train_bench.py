@@ -4,8 +4,6 @@ bench_train.csv and bench_train.txt (beside bench.json, which `report` reads).""
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -74,13 +72,7 @@ def document(results: Sequence[TrainBenchResult]) -> dict[str, Any]:
 
 
 def csv_text(results: Sequence[TrainBenchResult]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(FIELDS)
-    for r in results:
-        row = r.to_dict()
-        writer.writerow(["" if row[k] is None else row[k] for k in FIELDS])
-    return buffer.getvalue()
+    return output.csv_table(FIELDS, (r.to_dict() for r in results))
 
 
 def plain_text(results: Sequence[TrainBenchResult]) -> str:

@@ -9,8 +9,6 @@ and the seconds an epoch of `train` takes at that pace."""
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -205,13 +203,7 @@ def _document(results: Sequence[BenchResult]) -> dict[str, Any]:
 
 
 def _csv(results: Sequence[BenchResult]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(FIELDS)
-    for r in results:
-        row = r.to_dict()
-        writer.writerow(["" if row[k] is None else row[k] for k in FIELDS])
-    return buffer.getvalue()
+    return output.csv_table(FIELDS, (r.to_dict() for r in results))
 
 
 # --- tables ---------------------------------------------------------------------------------
