@@ -88,7 +88,8 @@ def read_npy_header(stream: IO[bytes]) -> NpyHeader:
         offset = stream.tell()  # where the data starts
     except ArrayFileError:
         raise
-    except _CORRUPT as err:
+    except Exception as err:  # noqa: BLE001 - numpy parses the header text with tokenize and
+        # literal_eval, whose failures on hostile text are open-ended (TokenError, ...)
         raise ArrayFileError(f"has a malformed .npy header ({_reason(err)})") from None
     shape = tuple(shape)
     if any(not isinstance(n, int) or n < 0 for n in shape):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 import zipfile
 
 import numpy as np
@@ -27,7 +28,8 @@ def npz_bytes(members: list[tuple[str, bytes]], compression: int = zipfile.ZIP_D
               ) -> bytes:
     """A zip archive of ``(name, content)`` members, in order (names may repeat)."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression) as archive:
+    with warnings.catch_warnings(), zipfile.ZipFile(buffer, "w", compression) as archive:
+        warnings.simplefilter("ignore")  # "Duplicate name": a repeated name is the point
         for name, content in members:
             archive.writestr(zipfile.ZipInfo(name), content, compress_type=compression)
     return buffer.getvalue()

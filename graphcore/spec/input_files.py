@@ -83,9 +83,15 @@ def stdin_bytes(spec: InputSpec, stdin: BinaryIO | None, loc: Loc, max_elements:
     """All of stdin, refused past what an input of ``max_elements`` elements needs."""
     stream = stdin if stdin is not None else sys.stdin.buffer
     limit = max_elements * STDIN_BYTES_PER_ELEMENT + 65536
-    data = stream.read(limit + 1)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    chunks, size = [], 0
+    while size <= limit:  # in chunks: memory follows what stdin holds, not the limit
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            break
+        chunk = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+        chunks.append(chunk)
+        size += len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise error_at(loc, f"input '{spec.name}': stdin holds over {limit:,} bytes, more than "
                        f"an input of {max_elements:,} elements needs")

@@ -9,6 +9,10 @@ unless the input gives ``dtype``; floats become float32; CSV values are float32 
 ``dtype`` says otherwise. Bad data raises ``SpecError`` located in the data file
 (``data.csv:7:3``: line and column of the field) or at the spec's column entry; every input
 must have the same number of rows (they bind the same batch dimension). Nothing is pickled.
+
+Every read is bounded (``graphcore.array_files`` for .npy/.npz, ``data_text`` for CSV and JSON
+Lines): each input's elements against the spec's limit, checked from headers or as rows
+arrive, before anything is allocated; a folder or a FIFO is an ``UnreadableFileError`` at once.
 """
 
 from __future__ import annotations
@@ -36,14 +40,12 @@ from graphcore.errors import SpecError, UnreadableFileError
 from graphcore.registry import suggestion as did_you_mean
 from graphcore.regular_files import located, open_regular
 from graphcore.spec.model import DEFAULT_MAX_ELEMENTS
-from graphcore.training.data_text import convert, read_csv, read_jsonl
+from graphcore.training.data_text import MAX_SEQUENCE_EXAMPLES, convert, read_csv, read_jsonl
 
 __all__ = ["NPY_MAGIC", "ZIP_MAGICS", "check_batch_dims", "check_declared_shapes",
            "read_data", "read_data_bytes"]
 
 Array = np.ndarray | list[np.ndarray]
-# A data sequence's examples are arrays of their own; each costs memory beyond its values.
-MAX_SEQUENCE_EXAMPLES = 1_000_000
 
 
 def _error(path: Path | str, line: int, col: int, message: str,

@@ -29,6 +29,8 @@ Array = np.ndarray | list[np.ndarray]
 MAX_CSV_LINE_BYTES = 1 << 20  # a CSV line, and a CSV record (a quoted field spans lines)
 MAX_JSON_LINE_BYTES = 16 << 20  # a JSON line (a sequence per line can be long)
 CSV_FIELD_LIMIT = csv.field_size_limit()  # characters of one field (Python's csv limit)
+# A data sequence's examples are arrays of their own; each costs memory beyond its values.
+MAX_SEQUENCE_EXAMPLES = 1_000_000
 
 
 def _error(path: Path | str, line: int, col: int, message: str,
@@ -327,6 +329,10 @@ class _JsonInput:
             raise _error(self.path, number, 1, _over_limit(self.name, self.source, self.count,
                                                            self.max_elements))
         if self.spec.column.field:
+            if len(self.examples) >= MAX_SEQUENCE_EXAMPLES:
+                raise _error(self.path, number, 1, f"data input '{self.name}': {self.source} "
+                             f"holds over {MAX_SEQUENCE_EXAMPLES:,} examples, the limit of a "
+                             "sequence input")
             self.examples.append(value)
             return
         if value.shape != (len(self.fields),):
