@@ -116,3 +116,45 @@ def show(console: Console, renderable: Any) -> None:
         console.print(renderable)
     text = "\n".join(line.rstrip() for line in captured.get().splitlines())
     console.file.write(text + "\n")
+
+
+def show_columns(console: Console, headers: list[str], rows: list[list[str]], keep: int = 1,
+                 title: str | None = None) -> None:
+    """A table of text cells that never cuts one: on a terminal narrower than the table, its
+    columns are split over several tables, each repeating the first ``keep`` columns (the
+    row's key, such as the epoch), the title above the first; a cell wider than the terminal
+    folds onto the next line."""
+
+    def build(columns: list[int], title: str | None = title) -> Table:
+        t = table(*(headers[i] for i in columns), title=title, console=console)
+        for column in t.columns:
+            column.overflow = "fold"
+        for row in rows:
+            t.add_row(*(row[i] for i in columns))
+        return t
+
+    def width(t: Table) -> int:
+        return console.measure(t, options=console.options.update_width(10_000)).maximum
+
+    whole = build(list(range(len(headers))))
+    if not console.is_terminal or width(whole) <= console.width:
+        show(console, whole)
+        return
+    groups, current = [], list(range(keep))
+    for i in range(keep, len(headers)):
+        if len(current) > keep and width(build([*current, i])) > console.width:
+            groups.append(current)
+            current = list(range(keep))
+        current.append(i)
+    groups.append(current)
+    for k, columns in enumerate(groups):
+        show(console, build(columns, title if k == 0 else None))
+
+
+def pad_warning(reason: str, spec: str | None = None) -> str:
+    """The one line saying ``--batching pad`` could not pad, and why (``reason`` may start
+    with "one example at a time: " where nothing batched); ``spec`` names the spec."""
+    what = "" if reason.startswith("one example at a time") else \
+        "examples are grouped by shape instead: "
+    where = "" if spec is None else f"{spec}: "
+    return f"warning: {where}--batching pad: the sequences are not padded, {what}{reason}"

@@ -2,7 +2,8 @@
 
 Off a terminal, what a command prints (a table, JSON, CSV, DOT, help) is held and reaches
 stdout in one write when the command is done, so a reader sees every kind arrive the same way
-(on a terminal it streams as usual). Then:
+(on a terminal it streams as usual; ``stream_through`` lets a command's rows out as they come).
+Then:
 
 - the reader went away with some of it unread or unwritten (``| head``): exit 141, quietly,
   whether the write failed or the reader left after it (``finish`` gives a reader that is
@@ -106,6 +107,14 @@ def install() -> WatchedStdout:
     if not isinstance(sys.stdout, WatchedStdout):
         sys.stdout = WatchedStdout(sys.stdout)
     return sys.stdout
+
+
+def stream_through() -> None:
+    """From here on, what the command prints reaches stdout as it is written, what is held
+    first: for rows a reader wants as they come (``train``'s epochs, piped into ``tee`` or a
+    CI log). A reader that leaves still ends the process as ``finish`` says."""
+    if isinstance(sys.stdout, WatchedStdout):
+        sys.stdout.release()
 
 
 def finish(code: int) -> int:

@@ -10,7 +10,10 @@ the picture they expect::
 
 One deliberate difference from Chainer: node ids are sequential integers in traversal order
 (Chainer writes ``id()``, a memory address) and nodes and edges keep traversal order (Chainer
-keeps them in sets), so the same model gives byte-identical DOT in any process.
+keeps them in sets), so the same model gives byte-identical DOT in any process. Another:
+labels are quoted by ``graphcore.dot_text`` (Chainer writes them as they are), so a name or a
+label holding ``"``, a backslash, or, in a function's record-shaped box, ``{ } | < >`` draws
+as written instead of breaking the file; ordinary labels are written exactly as Chainer does.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import heapq
 import itertools
 from collections.abc import Iterable, Mapping
 
+from graphcore.dot_text import attribute_list
 from graphcore.function_node import FunctionNode
 from graphcore.variable import Variable
 
@@ -71,7 +75,7 @@ class ComputationalGraph:
         for node in self.nodes:
             if isinstance(node, Variable) and self.remove_variable:
                 continue
-            parts.append(f"{ids[id(node)]} [{_format_attributes(self._attributes(node))}];")
+            parts.append(f"{ids[id(node)]} [{attribute_list(self._attributes(node))}];")
         edges = self.function_edges() if self.remove_variable else self.edges
         for head, tail in edges:
             parts.append(f"{ids[id(head)]} -> {ids[id(tail)]};")
@@ -176,13 +180,3 @@ def _resolve_style(style: Mapping[str, object] | str | None,
                              f"got {style!r}")
         return dict(default)
     return dict(style)
-
-
-def _format_attributes(attributes: Mapping[str, object]) -> str:
-    """``label="Sum",shape="record"``; quotes inside values are escaped (Chainer does not,
-    which makes a name with a quote in it break the whole file)."""
-    return ",".join(f'{key}="{_escape(str(value))}"' for key, value in attributes.items())
-
-
-def _escape(text: str) -> str:
-    return text.replace('"', '\\"')

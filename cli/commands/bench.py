@@ -3,7 +3,9 @@ peak memory, and with --profile the time each op took. Both modes by default, si
 (--modes dynamic,static): static adds compile time, replay time, speedup over define-by-run,
 the plan cache's hits and misses and what each pass removed. With several specs, one that
 cannot take --batch (its inputs come from a file, or have no batch axis) is skipped with a
-warning."""
+warning. With --train: whole training steps as `graphtool train` takes them (shuffled
+batches of the spec's data, forward, backward, the optimizer's update) per mode and batching,
+and the seconds an epoch of `train` takes at that pace."""
 
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from cli import files, output, specs
+from cli import files, output, specs, train_bench
 from cli.errors import USAGE, CliError, command
-from cli.options import Batching, batching_option, parse_passes, passes_option, plugin_option
+from cli.options import Batching, parse_passes, passes_option, plugin_option
 from graphcore.spec import Spec
 from graphcore.spec.bench import (
     FIELDS,
@@ -48,13 +50,21 @@ def bench(
                                            help="Spec files (- reads one from stdin)."),
     modes: str = typer.Option(",".join(MODES), "--modes",
                               help=f"Comma-separated modes (available: {', '.join(MODES)})."),
-    repeat: int = typer.Option(10, "--repeat", min=1, help="Timed iterations."),
+    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Timed iterations "
+                                      "(default 10; with --train, one epoch's steps)."),
     warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed iterations first."),
     batch: str | None = typer.Option(None, "--batch", help="Batch sizes, e.g. 1,32,256: the "
-                                     "leading axis of every generated input."),
+                                     "leading axis of every generated input (with --train: "
+                                     "examples per training step)."),
+    train: bool = typer.Option(False, "--train", help="Time training steps as `graphtool "
+                               "train` takes them, per mode and batching (specs with `data:` "
+                               "or `train:`)."),
     profile: bool = typer.Option(False, "--profile", help="Add a per-op time table."),
     passes: str | None = passes_option(),
-    batching: Batching = batching_option(),
+    batching: Batching | None = typer.Option(
+        None, "--batching", help="Per-example runs (lengths/examples inputs): auto groups "
+        "examples by path and pads where it pays, pad pads every sequence into one batch, off "
+        "runs one example at a time (default auto; with --train, every one that applies)."),
     plugins: list[Path] = plugin_option(),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     fmt: Format | None = typer.Option(None, "--format", help="table (default), csv or json."),
@@ -71,19 +81,31 @@ def bench(
     if pass_list is not None and "static" not in mode_list:
         raise CliError("--passes applies to static mode; add it: --modes dynamic,static", USAGE)
     batches = _parse_batches(batch)
+    if train and profile:
+        raise CliError("--profile times the ops of one call; it does not apply with --train",
+                       USAGE)
     files.check_out_dir(out_dir)
     if spec_paths.count(specs.STDIN) > 1:
         raise CliError("stdin can carry only one spec", USAGE)
     loaded = [specs.load(path, (), [str(p) for p in plugins]) for path in spec_paths]
+    if train:
+        with _progress_bar(quiet) as progress:
+            measured = train_bench.measure(
+                loaded, mode_list, None if batching is None else [batching.value], batches,
+                repeat, warmup, seed, pass_list, progress)
+        train_bench.report(measured, fmt.value, out_dir, quiet)
+        return
     if batches is not None and len(loaded) > 1:
         loaded = _batchable(loaded, batches)
     with _progress_bar(quiet) as progress:
         try:
-            results = bench_specs(loaded, mode_list, batches, repeat, warmup, profile, seed,
-                                  progress, pass_list, batching.value)
+            results = bench_specs(loaded, mode_list, batches, 10 if repeat is None else repeat,
+                                  warmup, profile, seed, progress, pass_list,
+                                  "auto" if batching is None else batching.value)
         except BenchOptionError as e:
             raise CliError(str(e), USAGE, hint="without --batch each spec keeps its own "
                            "shapes") from None
+    _say_pad_refusals(results, quiet)
     written = []
     for name in dict.fromkeys(r.spec for r in results):  # each spec's artifacts, in order
         mine = [r for r in results if r.spec == name]
@@ -98,6 +120,13 @@ def bench(
     else:
         _render(results, output.stdout_console())
     output.wrote(written, quiet)
+
+
+def _say_pad_refusals(results: Sequence[BenchResult], quiet: bool) -> None:
+    """Once per spec: --batching pad grouped the examples by shape instead, and why."""
+    for spec, reason in dict.fromkeys((r.spec, r.pad_refused) for r in results
+                                      if r.pad_refused is not None):
+        output.note(output.pad_warning(reason, spec), quiet)
 
 
 # --- options --------------------------------------------------------------------------------

@@ -4,25 +4,36 @@ passes changed (inline SVG, pan and zoom), the path taken, what each pass remove
 the artifacts for them, a dynamic-vs-static timing chart per batch size and training curves.
 It reads run.json, ir.txt, ir.optimized.txt, bench.json and train.csv from the artifacts
 folder and runs `run --mode static`, `bench` (with --bench) or `train` (with --train) first for
-any that is missing or older than the spec."""
+any that is missing, older than the spec, or unreadable (not what its command writes). An
+artifact it shows without making it (bench.json without --bench, train.csv without --train)
+that cannot be read is an error (65) at its place in that file; a folder or a FIFO in an
+artifact's place is an error (66) at once."""
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
-import json
+import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 
 from cli import files, output, specs
-from cli.errors import USAGE, CliError, command
+from cli.errors import NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.errors import RenderError
+from graphcore.errors import RenderError, SpecError, SpecErrors
 from graphcore.spec.drawing import draw_stages, render_svg
 from graphcore.spec.graph_diff import diff_dots, parse_dot
+from graphcore.spec.report_artifacts import (
+    MAX_ARTIFACT_BYTES,
+    parse_bench_json,
+    parse_ir_text,
+    parse_run_json,
+    parse_train_csv,
+)
 from graphcore.spec.report_html import GraphView, ReportData, render_report
 
 BENCH_BATCHES = "1,8,32"
@@ -30,6 +41,7 @@ BENCH_BATCHES = "1,8,32"
 # minutes over an IR of 400 (long edges, no clusters)
 MAX_DRAWN_NODES = {"executed": 1000, "ir": 300}
 RENDER_BUDGET_S = 30
+T = TypeVar("T")
 
 
 @command
@@ -55,29 +67,43 @@ def report(
     spec_time = Path(spec).stat().st_mtime
     notes: list[str] = []
 
-    run_json = folder / "run.json"
-    if not _fresh(run_json, spec_time) or "static" not in _read_json(run_json):
+    run_json, ir_txt, ir_optimized = (folder / "run.json", folder / "ir.txt",
+                                      folder / "ir.optimized.txt")
+    run = _fresh_artifact(run_json, parse_run_json, spec_time)
+    if run is None or "static" not in run or not _readable_ir(ir_txt, ir_optimized, spec_time):
         if _invoke(["run", spec, *plugged, "--mode", "static", "--out-dir", out_dir,
                     "-q"]) != 0:
             notes.append("static mode could not run this spec; the page shows the dynamic run")
             _require(_invoke(["run", spec, *plugged, "--out-dir", out_dir, "-q"]))
     bench_json = folder / "bench.json"
-    if with_bench and not _fresh(bench_json, spec_time):
+    if with_bench and _fresh_artifact(bench_json, parse_bench_json, spec_time) is None:
         if _invoke(["bench", spec, *plugged, "--batch", BENCH_BATCHES, "--out-dir", out_dir,
                     "-q"]) != 0 or not bench_json.exists():
             _require(_invoke(["bench", spec, *plugged, "--out-dir", out_dir, "-q"]))
     train_csv = folder / "train.csv"
-    if with_train and not _fresh(train_csv, spec_time):
+    if with_train and _fresh_artifact(train_csv, parse_train_csv, spec_time) is None:
         _require(_invoke(["train", spec, *plugged, "--out-dir", out_dir, "-q"]))
 
-    run = _read_json(run_json)
-    graphs = _graphs(loaded, static="static" in run, notes=notes)
+    problems: list[SpecError] = []  # every artifact's, said at once
+
+    def shown(path: Path, parse: Callable[[bytes, str], T]) -> T | None:
+        try:
+            return _artifact(path, parse)
+        except SpecErrors as e:
+            problems.extend(e.errors)
+            return None
+
+    run = shown(run_json, parse_run_json) or {}
+    static = "static" in run
+    ir_before = shown(ir_txt, parse_ir_text) if static else None
+    ir_after = shown(ir_optimized, parse_ir_text) if static else None
+    bench, train = shown(bench_json, parse_bench_json), shown(train_csv, parse_train_csv)
+    if problems:
+        raise SpecErrors(problems)
     data = ReportData(
         name=loaded.name, spec_file=spec, source=Path(spec).read_text(encoding="utf-8"),
-        graphs=graphs, run=run, ir_before=_read_text(folder / "ir.txt"),
-        ir_after=_read_text(folder / "ir.optimized.txt"),
-        bench=_read_json(bench_json) or None if bench_json.exists() else None,
-        train=_read_train(train_csv) if train_csv.exists() else None, notes=notes)
+        graphs=_graphs(loaded, static=static, notes=notes), run=run, ir_before=ir_before,
+        ir_after=ir_after, bench=bench, train=train, notes=notes)
     written = files.write_text(folder / "report.html", render_report(data))
     output.wrote([written], quiet)
 
@@ -140,6 +166,45 @@ def _fresh(path: Path, spec_time: float) -> bool:
         return False
 
 
+def _artifact(path: Path, parse: Callable[[bytes, str], T]) -> T | None:
+    """The artifact at ``path`` as ``parse`` reads it; None when there is none. A malformed
+    one raises ``SpecErrors`` (65) at its place in the file; a folder, a FIFO or an unreadable
+    file in its place a ``CliError`` (66), before anything waits on it."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}", NO_INPUT) from None
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise CliError(f"cannot read {path}: it is {what}", NO_INPUT,
+                       hint=f"remove it: graphtool writes {path.name} itself") from None
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_ARTIFACT_BYTES + 1)
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}", NO_INPUT) from None
+    return parse(data, str(path))
+
+
+def _fresh_artifact(path: Path, parse: Callable[[bytes, str], T], spec_time: float) -> T | None:
+    """The artifact when it is newer than the spec and reads as its command writes it; None
+    when it is to be made (again): missing, older than the spec, or malformed."""
+    if not _fresh(path, spec_time):
+        return None
+    try:
+        return _artifact(path, parse)
+    except SpecErrors:
+        return None
+
+
+def _readable_ir(ir_txt: Path, ir_optimized: Path, spec_time: float) -> bool:
+    """Whether the IR texts a static run wrote are there, fresh and readable."""
+    return all(_fresh_artifact(path, parse_ir_text, spec_time) is not None
+               for path in (ir_txt, ir_optimized))
+
+
 def _invoke(args: list[str]) -> int:
     """Run another graphtool command in this process, its stdout discarded (its messages on
     stderr stay); its exit code."""
@@ -153,36 +218,3 @@ def _invoke(args: list[str]) -> int:
 def _require(code: int) -> None:
     if code != 0:
         raise typer.Exit(code)  # the command said why on stderr
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-
-
-def _read_train(path: Path) -> list[dict[str, float]]:
-    """train.csv's rows, keeping the columns whose every value is a number (new columns are
-    welcome; text columns are left out)."""
-    with path.open(encoding="utf-8", newline="") as stream:
-        rows = list(csv.DictReader(stream))
-    if not rows:
-        return []
-    numeric = [c for c in rows[0] if c and all(_number(r.get(c)) is not None for r in rows)]
-    return [{c: _number(r[c]) for c in numeric} for r in rows]
-
-
-def _number(text: str | None) -> float | None:
-    """The number in a CSV cell (``nan`` and ``inf`` included: the chart skips them)."""
-    try:
-        return float(text) if text not in (None, "") else None
-    except ValueError:
-        return None

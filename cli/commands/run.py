@@ -50,6 +50,9 @@ def run(
                             input_overrides=overrides, mode=mode.value, passes=pass_list,
                             batching=batching.value)
     document = report.to_dict()
+    refused = pad_refusal(document.get("batching"))
+    if refused is not None:
+        output.note(output.pad_warning(refused), quiet)
     origin = report.nonfinite_origin()
     if origin is not None:  # said even with -q: the numbers are not what they should be
         output.note(f"warning: NaN or Inf in the results; the first: {origin}")
@@ -96,6 +99,15 @@ def _render(doc: dict) -> None:
         console.print(static_line(doc["static"], timing["compile"]))
     if doc.get("batching") is not None:
         console.print(batching_line(doc["batching"]))
+
+
+def pad_refusal(info: dict | None) -> str | None:
+    """Why a ``--batching pad`` call did not pad (None: it did, or was not asked to)."""
+    if not info or info["mode"] != "pad":
+        return None
+    if not info["applied"]:
+        return f"one example at a time: {info['reason']}"
+    return info.get("pad_refused")
 
 
 def batching_line(info: dict) -> str:

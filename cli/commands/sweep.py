@@ -8,7 +8,6 @@ failing point is recorded and the sweep goes on; Ctrl-C keeps the finished rows 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import typer
 
 from cli import files, output, specs
-from cli.errors import FAILURE, USAGE, CliError, command
+from cli.errors import FAILURE, IO_ERROR, NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
 from graphcore.sweep import (
     COMMANDS,
@@ -25,6 +24,7 @@ from graphcore.sweep import (
     best_row,
     command_line,
     expand_grid,
+    grid_size,
     make_tasks,
     parse_grid,
     rows_csv,
@@ -32,8 +32,10 @@ from graphcore.sweep import (
     sort_rows,
     sweep_document,
 )
-from graphcore.sweep.records import default_sort
-from graphcore.sweep.schedule import local_cluster, run_tasks
+from graphcore.sweep.records import SavePacer, default_sort
+from graphcore.sweep.resume import resume as resumed_rows
+from graphcore.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
+from graphcore.sweep.tasks import SweepInputError, SweepReadError
 
 Command = StrEnum("Command", {name: name for name in COMMANDS})
 
@@ -70,6 +72,11 @@ def sweep(
                        USAGE)
     if spec == specs.STDIN:
         raise CliError("sweep needs a spec file (its text travels to the workers)", USAGE)
+    if scheduler is not None:
+        try:
+            scheduler = check_scheduler_address(scheduler)
+        except SweepOptionError as e:
+            raise CliError(str(e), USAGE) from None
     files.check_out_dir(out_dir)
     input_paths = specs.parse_inputs(inputs)
     if specs.STDIN in input_paths.values():
@@ -83,17 +90,29 @@ def sweep(
         points = sample_grid(axes, random_points, seed) if random_points else expand_grid(axes)
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
+    if random_points and len(points) < random_points:
+        size = grid_size(axes)
+        output.note(f"--random {random_points}: the grid holds {size} points; running every "
+                    "one" if size is not None and size <= random_points else
+                    f"--random {random_points}: {len(points)} distinct points in "
+                    f"{10 * random_points} draws (a range too narrow for its values written "
+                    "with 6 digits); running those", quiet)
     figure = sort or default_sort(name, loaded)
     try:
         tasks = make_tasks(name, spec, text, loaded, points, input_paths, repeat, plugin_paths)
-    except SweepOptionError as e:  # the spec's files are more than a task carries
+    except SweepOptionError as e:  # the spec's files are more than a sweep carries
         raise CliError(str(e), USAGE) from None
+    except SweepInputError as e:
+        raise CliError(str(e), IO_ERROR if isinstance(e, SweepReadError) else NO_INPUT) \
+            from None
     folder = files.artifact_dir(out_dir, loaded.name)
     rows: dict[str, dict[str, Any]] = {}
     if resume:
-        wanted = {t.key for t in tasks}
-        rows = {r["key"]: r for r in _previous_rows(folder / "sweep.json")
-                if r["key"] in wanted and r["status"] == "ok"}
+        try:
+            rows = resumed_rows(folder / "sweep.json", tasks)
+        except SweepInputError as e:
+            raise CliError(f"--resume: {e}", IO_ERROR if isinstance(e, SweepReadError)
+                           else NO_INPUT) from None
         output.note(f"resuming: {len(rows)} of {len(tasks)} points already done", quiet)
     todo = [t for t in tasks if t.key not in rows]
 
@@ -102,20 +121,27 @@ def sweep(
         return [files.write_text(folder / "sweep.json", output.to_json(document)),
                 files.write_text(folder / "sweep.csv", rows_csv(list(rows.values())))]
 
-    written = save()
+    pacer = SavePacer()
+    written = pacer.save(save)
     if todo:
         with _client(scheduler, workers) as client:
             results = run_tasks(client, todo)
+            unsaved = False
             try:
                 for row in results:
                     rows[row["key"]] = row
-                    save()  # every finished row on disk at once: Ctrl-C or a crash keeps it
+                    unsaved = True
+                    if pacer.due():  # a finished row on disk at once while writing is cheap
+                        pacer.save(save)
+                        unsaved = False
                     output.note(f"[{len(rows)}/{len(tasks)}] point {row['index']}: "
                                 f"{row['status']}", quiet)
             except SweepOptionError as e:
                 raise CliError(str(e), USAGE) from None
             finally:
                 results.close()  # cancels what has not finished (Ctrl-C)
+                if unsaved:  # Ctrl-C or a failure keeps every finished row
+                    save()
     ordered = _sorted(list(rows.values()), figure)
     best = best_row(ordered, figure)
     best_line = None if best is None else command_line(best, spec, input_paths, repeat,
@@ -139,17 +165,6 @@ def _sorted(rows: list[dict[str, Any]], figure: str) -> list[dict[str, Any]]:
         return sort_rows(rows, figure)
     except SweepOptionError as e:
         raise CliError(str(e), USAGE) from None
-
-
-def _previous_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an earlier sweep.json (none when there is no such file)."""
-    if not path.exists():
-        return []
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        return [r for r in document["rows"] if isinstance(r, dict) and "key" in r]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise CliError(f"--resume: cannot read {path}: {e}", FAILURE) from None
 
 
 @contextlib.contextmanager

@@ -19,8 +19,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cli import files, output, train_workflow, workflow
+from cli.commands.run import pad_refusal
 from cli.errors import USAGE, CliError, command
-from cli.options import Batching, Mode, batching_option, parse_passes, passes_option, plugin_option
+from cli.options import Batching, Mode, parse_passes, passes_option, plugin_option
 from graphcore import serializers
 from graphcore.spec.training import (
     DEFAULT_LR,
@@ -65,7 +66,11 @@ def train(
     mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "
                               "step replays one compiled plan)."),
     passes: str | None = passes_option(),
-    batching: Batching = batching_option(),
+    batching: Batching | None = typer.Option(
+        None, "--batching", help="Per-example runs (lengths/examples inputs, data files' "
+        "sequences): auto groups examples by path and pads where it pays, pad pads every "
+        "sequence into one batch, off runs one example at a time. Default: with `data:`, the "
+        "fastest of those that apply, measured on the first steps; else auto."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
@@ -92,7 +97,7 @@ def train(
                              optimizer=None if optimizer is None else optimizer.value, lr=lr,
                              batch_size=batch_size, mode=mode.value, passes=pass_list,
                              seed=seed, save=save, json_out=json_out, out_dir=out_dir,
-                             quiet=quiet, batching=batching.value)
+                             quiet=quiet, batching=None if batching is None else batching.value)
         return
     if params is not None or shuffle is not None:
         raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
@@ -107,9 +112,12 @@ def train(
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,
                                 batch_size=batch_size, seed=seed, input_overrides=overrides,
                                 on_step=on_step, mode=mode.value, passes=pass_list,
-                                batching=batching.value)
+                                batching="auto" if batching is None else batching.value)
         except TrainingOptionError as e:
             raise CliError(str(e), USAGE) from None
+    refused = pad_refusal(result.batching)
+    if refused is not None:
+        output.note(output.pad_warning(refused), quiet)
     folder = files.artifact_dir(out_dir, loaded.name)
     written = [files.write_text(folder / "train.csv", _csv(result.losses))]
     if save is not None:

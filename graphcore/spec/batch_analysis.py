@@ -132,9 +132,9 @@ def _scan(steps: list[Step], sequences: set[str], live: set[str]) -> tuple[str |
 
 
 def _padding(spec: Spec) -> tuple[str | None, set[str]]:
-    sequences = {n for n, i in spec.inputs.items() if i.lengths is not None}
+    sequences = {n for n, i in spec.inputs.items() if i.sequence}
     if not sequences:
-        return "the spec has no sequence inputs (lengths)", set()
+        return "the spec has no sequence inputs (lengths, or a data file's sequences)", set()
     loops: set[str] = set()
     top = spec.graph + ([spec.loss] if spec.loss is not None else [])
     live = {PREVIOUS} if next(iter(spec.inputs)) in sequences else set()

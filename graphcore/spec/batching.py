@@ -61,6 +61,7 @@ class BatchingInfo:
     partitions: int = 0  # ifs run on both sides in one pass (``batch_split``), per group
     padded_steps: int = 0  # example-steps computed past an example's end
     steps: int = 0  # example-steps computed in all
+    pad_refused: str | None = None  # mode pad: why the examples were grouped by shape instead
 
     @property
     def padding_waste(self) -> float:
@@ -70,7 +71,7 @@ class BatchingInfo:
         return {"mode": self.mode, "applied": self.applied, "reason": self.reason,
                 "groups": self.groups, "group_sizes": self.group_sizes,
                 "splits": self.splits, "partitions": self.partitions,
-                "padding_waste": round(self.padding_waste, 4)}
+                "padding_waste": round(self.padding_waste, 4), "pad_refused": self.pad_refused}
 
 
 @dataclass
@@ -118,20 +119,25 @@ def why_not(spec: Spec, inputs: Mapping[str, Any], model, mode: str) -> str | No
     return None
 
 
-def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[Group], int, int]:
-    """The groups a call starts with, and (padded example-steps, example-steps)."""
+def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str, round_steps: bool = False
+                ) -> tuple[list[Group], int, int, str | None]:
+    """The groups a call starts with, (padded example-steps, example-steps), and why its
+    sequences were not padded (None: they were, or needed no padding). ``round_steps`` (static
+    mode): a padded bucket's time axis is rounded up to ``padded_steps`` sizes, so shuffled
+    batches, whose longest examples differ, share a few shapes (a few plans) instead of
+    tracing one plan per longest length."""
     lists = {k: v for k, v in inputs.items() if isinstance(v, list)}
     # the sequences have lengths (and may be padded); per-row inputs' rows only stack
     sequences = {k: lists[k] for k in sequence_names(spec, inputs)}
     whole = _stacked_group(lists, sequences)
     if whole is not None:
         first = next(iter(sequences))
-        return [whole], 0, len(whole.index) * whole.arrays[first].shape[1]
+        return [whole], 0, len(whole.index) * whole.arrays[first].shape[1], None
     lengths = {k: np.array([np.shape(a)[0] for a in v]) for k, v in sequences.items()}
     first = next(iter(sequences))
-    pad_ok = analysis_of(spec).pad_reason is None and mode != "off" \
-        and lengths[first].min() > 0 and _same_rest(sequences)
-    if pad_ok:
+    refused = None if mode == "off" else pad_refusal(spec, sequences, lengths[first])
+    may_pad = mode != "off" and refused is None
+    if may_pad:
         buckets = _buckets(tuple(lengths[first].tolist()), force=(mode == "pad"))
     else:
         signature: dict[tuple, list[int]] = {}
@@ -142,6 +148,9 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
         buckets = [(np.array(ix), False) for ix in signature.values()]
     groups, padded, total = [], 0, 0
     for index, pad in buckets:
+        longest = int(lengths[first][index].max())
+        if may_pad and round_steps and padded_steps(longest) > longest:
+            longest, pad = padded_steps(longest), True
         arrays = {}
         for k, v in lists.items():
             if k not in sequences:
@@ -149,16 +158,35 @@ def plan_groups(spec: Spec, inputs: Mapping[str, Any], mode: str) -> tuple[list[
                 arrays[k] = stacked[index] if stacked is not None else \
                     np.stack([np.asarray(v[i]) for i in index])
                 continue
-            longest = int(lengths[k][index].max())
             if pad:
                 arrays[k] = _edge_padded(v, index, longest)
             else:
                 arrays[k] = np.stack([np.asarray(v[i]) for i in index])
-            if k == first:
-                padded += int((longest - lengths[k][index]).sum())
-                total += longest * len(index)
+        padded += int((longest - lengths[first][index]).sum())
+        total += longest * len(index)
         groups.append(Group(index, arrays, {k: lengths[k][index] for k in sequences}, pad))
-    return groups, padded, total
+    return groups, padded, total, None if mode != "pad" else refused
+
+
+def pad_refusal(spec: Spec, sequences: Mapping[str, list], lengths: np.ndarray) -> str | None:
+    """Why these examples' sequences cannot be padded into buckets (None: they can): the
+    spec's located reason (``batch_analysis``), or one about the examples themselves."""
+    reason = analysis_of(spec).pad_reason
+    if reason is not None:
+        return reason
+    if lengths.min() == 0:
+        i = int(np.argmin(lengths))
+        return f"example {i} has an empty sequence, which has no last step to pad with"
+    return _different_rest(sequences)
+
+
+def padded_steps(steps: int) -> int:
+    """``steps`` rounded up to one of four sizes per octave (..., 8, 10, 12, 14, 16, 20, 24,
+    28, 32, 40, ...): at most a quarter more steps, a handful of shapes for any lengths."""
+    if steps <= 8:
+        return steps
+    grain = 1 << ((steps - 1).bit_length() - 3)
+    return -(-steps // grain) * grain
 
 
 def _stacked_group(lists: Mapping[str, list], sequences: Mapping[str, list]) -> Group | None:
@@ -185,14 +213,21 @@ def _stacked_group(lists: Mapping[str, list], sequences: Mapping[str, list]) -> 
     return group
 
 
-def _same_rest(lists: Mapping[str, list]) -> bool:
+def _different_rest(lists: Mapping[str, list]) -> str | None:
     """Padding needs every example of an input to agree on all but the time axis, and all
-    the sequence inputs of one example to have one length."""
-    for v in lists.values():
-        if len({(np.shape(a)[1:], np.asarray(a).dtype.str) for a in v}) > 1:
-            return False
+    the sequence inputs of one example to have one length: what breaks that, or None."""
+    for name, v in lists.items():
+        kinds = dict.fromkeys((np.shape(a)[1:], np.asarray(a).dtype.str) for a in v)
+        if len(kinds) > 1:
+            (a, da), (b, db) = list(kinds)[:2]
+            return f"the examples of input '{name}' differ beyond the time axis " \
+                f"({a} {np.dtype(da)} and {b} {np.dtype(db)} per step)"
     per_example = zip(*[[np.shape(a)[0] for a in v] for v in lists.values()], strict=True)
-    return all(len(set(ls)) == 1 for ls in per_example)
+    for i, ls in enumerate(per_example):
+        if len(set(ls)) > 1:
+            return f"example {i}'s sequence inputs ({', '.join(lists)}) have different " \
+                f"lengths ({', '.join(map(str, ls))})"
+    return None
 
 
 @lru_cache(maxsize=64)
@@ -261,7 +296,7 @@ def run_dynamic(spec: Spec, model, inputs: Mapping[str, Any], *, backward: bool,
     if info.reason is not None:
         return None, info
     shared = {k: v for k, v in inputs.items() if not isinstance(v, list)}
-    groups, info.padded_steps, info.steps = plan_groups(spec, inputs, mode)
+    groups, info.padded_steps, info.steps, info.pad_refused = plan_groups(spec, inputs, mode)
     n = sum(len(g.index) for g in groups)
     results = GroupResults(spec, n, _as_variable, copy_loss_args=False)
     forward_s = backward_s = 0.0

@@ -82,6 +82,7 @@ class BenchResult:
     batching_partitions: int | None = None  # ifs run on both sides in one pass, per group
     padding_waste: float | None = None
     batching_speedup: float | None = None
+    pad_refused: str | None = None  # batching pad: why the examples were grouped instead
 
     @property
     def total_ms(self) -> list[float]:
@@ -294,6 +295,10 @@ def _batching(result: BenchResult, last: RunResult, per_example, warmup: int, re
               counter: _Counter) -> None:
     """When the examples ran batched: groups, padding, and the per-example run timed too."""
     info = last.batching
+    if info and info.get("pad_refused"):
+        result.pad_refused = info["pad_refused"]
+    elif info and info["mode"] == "pad" and not info["applied"]:
+        result.pad_refused = f"one example at a time: {info['reason']}"
     if not info or not info["applied"]:
         return
     result.batching = info["mode"]

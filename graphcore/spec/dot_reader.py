@@ -3,13 +3,17 @@
 ``parse_dot(text)`` reads ``drawing.draw_spec``'s Chainer-style DOT (clusters for loop runs,
 iterations and layers) and ``static.drawing.graph_to_dot``'s IR DOT. It is no general DOT
 parser: statements are ``NAME [attributes]``, ``A -> B [attributes]``, ``key=value`` and
-``subgraph NAME { ... }``; DOT escapes inside quoted strings (``\\n``) are kept as written.
+``subgraph NAME { ... }``. Quoted strings are read back to the text they were written from
+(``graphcore.dot_text.unquote``: a ``\\n`` is a newline again), so what reads a label here sees
+the characters it holds, and writing it again with ``dot_text`` gives the same DOT.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from graphcore.dot_text import unquote
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[A-Za-z0-9_.]+|[{}\[\];=,]|\s+|.', re.S)
 
@@ -72,7 +76,7 @@ def parse_dot(text: str) -> DotGraph:
             i += 1
         elif token == "subgraph":
             named = tokens[i + 1] != "{"
-            name = _unquote(tokens[i + 1]) if named else f"subgraph{len(graph.clusters)}"
+            name = unquote(tokens[i + 1]) if named else f"subgraph{len(graph.clusters)}"
             i += 3 if named else 2  # subgraph NAME {
             graph.clusters[name] = {}
             graph.cluster_parent[name] = stack[-1]
@@ -81,15 +85,15 @@ def parse_dot(text: str) -> DotGraph:
             i += 1
         elif i + 1 < len(tokens) and tokens[i + 1] == "=":
             target = graph.attributes if stack[-1] is None else graph.clusters[stack[-1]]
-            target[token] = _unquote(tokens[i + 2])
+            target[token] = unquote(tokens[i + 2])
             i += 3
         elif i + 1 < len(tokens) and tokens[i + 1] == "->":
-            graph.edges.append((_unquote(token), _unquote(tokens[i + 2])))
+            graph.edges.append((unquote(token), unquote(tokens[i + 2])))
             i += 3
             if i < len(tokens) and tokens[i] == "[":
                 _, i = _attributes(tokens, i)
         else:
-            name = _unquote(token)
+            name = unquote(token)
             attributes, i = _attributes(tokens, i + 1) if tokens[i + 1] == "[" else ({}, i + 1)
             graph.nodes.setdefault(name, {}).update(attributes)
             graph.placement.setdefault(name, stack[-1])
@@ -110,17 +114,6 @@ def _attributes(tokens: list[str], i: int) -> tuple[dict[str, str], int]:
             continue
         if tokens[i + 1] != "=":
             raise DotSyntaxError(f"expected '=' after {tokens[i]!r}")
-        out[tokens[i]] = _unquote(tokens[i + 2])
+        out[tokens[i]] = unquote(tokens[i + 2])
         i += 3
     return out, i + 1
-
-
-def _unquote(token: str) -> str:
-    if token.startswith('"'):
-        return token[1:-1].replace('\\"', '"')  # DOT escapes such as \n stay as they are
-    return token
-
-
-def quote(value: str) -> str:
-    """``value`` as a quoted DOT string (escapes already in it, such as ``\\n``, kept)."""
-    return '"' + value.replace('"', '\\"') + '"'

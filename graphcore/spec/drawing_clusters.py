@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphcore.computational_graph import (
-    ComputationalGraph,
-    _escape,
-    _format_attributes,
-)
+from graphcore.computational_graph import ComputationalGraph
+from graphcore.dot_text import attribute_list, quote
 from graphcore.function_node import FunctionNode
 from graphcore.spec.interpreter import _Run
 from graphcore.spec.model import ForEachStep, RepeatStep, Step
@@ -172,10 +169,10 @@ def _collapse(cluster: _Cluster, standing_for: dict[int, str]) -> None:
 
 
 def collapsed_label(first: str, last: str, more: str) -> str:
-    """The label of the node standing for collapsed iterations, as DOT text:
-    ``collapsed_label("t = 1", "6", "6")`` is ``t = 1 … 6\\n6 more iterations (--expand draws
-    them)``."""
-    return f"{first} … {last}\\n{more} more iterations (--expand draws them)"
+    """The label of the node standing for collapsed iterations, two lines:
+    ``collapsed_label("t = 1", "6", "6")`` is ``"t = 1 … 6\\n6 more iterations (--expand draws
+    them)"``."""
+    return f"{first} … {last}\n{more} more iterations (--expand draws them)"
 
 
 def _all_nodes(cluster: _Cluster) -> list[int]:
@@ -210,16 +207,16 @@ def _write_cluster(cluster: _Cluster, graph: ComputationalGraph, parts: list[str
     """Declare the cluster's nodes, then its sub-clusters that draw anything; return the next
     free cluster id (clusters are numbered in the order they are written)."""
     for number in cluster.nodes:
-        parts.append(f"{number} [{_format_attributes(graph._attributes(graph.nodes[number]))}];")
+        parts.append(f"{number} [{attribute_list(graph._attributes(graph.nodes[number]))}];")
     for child in cluster.children.values():
         if not _drawn(child):
             continue
-        parts.append(f'subgraph cluster_{next_id}{{label="{_escape(child.label)}";')
-        parts.extend(f'{key}="{value}";' for key, value in child.style.items())
+        parts.append(f"subgraph cluster_{next_id}{{label={quote(child.label)};")
+        parts.extend(f"{key}={quote(value)};" for key, value in child.style.items())
         next_id = _write_cluster(child, graph, parts, next_id + 1)
         if child.placeholder is not None:
             name, label = child.placeholder
-            parts.append(f'{name} [label="{_escape(label)}",{COLLAPSED_STYLE}];')
+            parts.append(f"{name} [label={quote(label)},{COLLAPSED_STYLE}];")
         parts.append("}")
     return next_id
 

@@ -29,11 +29,11 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from graphcore.dot_text import attribute_list, quote
 from graphcore.spec.dot_reader import (  # noqa: F401 - parse_dot is this module's too
     DotGraph,
     DotSyntaxError,
     parse_dot,
-    quote,
 )
 from graphcore.spec.drawing_clusters import COLLAPSE_ABOVE, collapsed_label
 from graphcore.spec.graph_alignment import SHAPE, align
@@ -264,7 +264,7 @@ class _Cluster:
         only = [f"{origins.count(o)} nodes only in the {which} run"
                 for o, which in (("first", "first"), ("second", "second")) if o in origins]
         if only:
-            label += "\\n" + ", ".join(only)
+            label += "\n" + ", ".join(only)
         # one origin for all: that one; a mix: in both, with what differs counted above
         origin = origins[0] if all(o == origins[0] for o in origins) else "fed"
         return _Node({"label": label, "shape": "note"}, origin)
@@ -273,7 +273,8 @@ class _Cluster:
               ids: dict[Key, str]) -> int:
         for key in self.nodes:
             node = nodes[key]
-            parts.append(f"{ids[key]} [{_format(node.attributes | _node_style(node.origin))}];")
+            drawn = node.attributes | _node_style(node.origin)
+            parts.append(f"{ids[key]} [{attribute_list(drawn)}];")
         for child in self.children.values():
             if not child.all_nodes():
                 continue
@@ -340,23 +341,19 @@ def _node_style(origin: str) -> dict[str, str]:
             "penwidth": {"shared": "1", "fed": "1.5"}.get(origin, "2")}
 
 
-def _format(attributes: dict[str, str]) -> str:
-    return ",".join(f"{key}={quote(value)}" for key, value in attributes.items())
-
-
 def _legend(first_name: str, second_name: str, both: str, *, has_fed: bool,
             change: str | None) -> str:
     rows = [("first", f"only in {first_name}"), ("second", f"only in {second_name}"),
             ("shared", "in both")]
     if has_fed:
-        rows.append(("fed", "in both, fed a different value\\n(what it computes may differ)"))
+        rows.append(("fed", "in both, fed a different value\n(what it computes may differ)"))
     if change is not None:
-        rows.append(("shared", f"{change}: in both, differs\\n(first run{ARROW}second run)"))
+        rows.append(("shared", f"{change}: in both, differs\n(first run{ARROW}second run)"))
     title = "legend" if not both else f"legend (both runs: {both})"
     parts = [f'subgraph cluster_legend{{label={quote(title)};style="rounded";color="#808080";']
     for number, (origin, text) in enumerate(rows):
         style = _node_style(origin) | {"shape": "box", "label": text}
-        parts.append(f"legend{number} [{_format(style)}];")
+        parts.append(f"legend{number} [{attribute_list(style)}];")
     parts.extend(f'legend{n} -> legend{n + 1} [style="invis"];' for n in range(len(rows) - 1))
     parts.append("}")
     return "".join(parts)

@@ -4,13 +4,24 @@ the passes removed, how long it took, how training went.
 ``render_report(ReportData(...))`` returns the page as text. Everything is inline (CSS, SVG,
 one small script for pan, zoom and the links between the spec's lines and the graphs' nodes),
 so the page works from a file URL with no network. The data comes from the artifacts the other
-commands write: ``run.json`` (path, passes), ``ir.txt``/``ir.optimized.txt``, ``bench.json``
-(the timing chart), ``train.csv`` (any numeric columns besides ``step``, one curve each), and
-SVG drawings of the graphs. Nothing here runs a spec, reads or writes a file, or prints.
+commands write, as ``report_artifacts`` reads and checks them: ``run.json`` (path, passes),
+``ir.txt``/``ir.optimized.txt``, ``bench.json`` (the timing chart), ``train.csv`` (any numeric
+columns besides ``step``, one curve each), and SVG drawings of the graphs. Nothing here runs a
+spec, reads or writes a file, or prints.
+
+Every value from an artifact, the spec or a file name reaches the page through ``text``
+(markup characters escaped, in text and attribute values alike) or ``number`` (a number checked
+to be one, then formatted); nothing else is interpolated but this module's own constants.
+The page's one script is allowed by its SHA-256 in the Content-Security-Policy, computed as the
+page is written, so no other script can run: not an inline event handler, not a
+``javascript:`` link, not a ``<script>`` that escaping missed. The policy also forbids every
+fetch, form submission, ``<base>`` and plugin.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import math
@@ -21,9 +32,9 @@ from typing import Any
 
 MODE_COLOURS = {"dynamic": "#D55E00", "static": "#0072B2"}
 # Nothing leaves the page: a browser refuses (and reports) any fetch, even one a future edit
-# adds by mistake.
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-       "img-src data:")
+# adds by mistake, and runs no script but the page's own (``script_hash_source``).
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src {script}; img-src data:; "
+       "form-action 'none'; base-uri 'none'; object-src 'none'")
 MAX_VIEWPORT = 560  # px
 CURVE_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 
@@ -48,40 +59,65 @@ class ReportData:
     ir_before: str | None = None
     ir_after: str | None = None
     bench: Mapping[str, Any] | None = None  # bench.json
-    train: Sequence[Mapping[str, float]] | None = None  # train.csv rows, numeric columns
+    train: Mapping[str, Sequence[float]] | None = None  # train.csv's numeric columns
     notes: Sequence[str] = ()  # what the page could not show, and why
+
+
+def text(value: object) -> str:
+    """The one way a value reaches the page as text: ``str(value)`` with ``&``, ``<``, ``>``
+    and both quotes escaped (safe in element content and in quoted attribute values), lone
+    surrogates (which no UTF-8 page can hold) as U+FFFD."""
+    return html.escape(_SURROGATE.sub("\ufffd", str(value)), quote=True)
+
+
+def number(value: object, spec: str = "g") -> str:
+    """A number formatted by ``spec``; anything but an int or a finite float (a string in a
+    number's place) raises ``TypeError``: the artifacts are checked before they get here."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
+        raise TypeError(f"not a finite number: {value!r}")
+    return format(value, spec)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def script_hash_source(script: str) -> str:
+    """The CSP source allowing exactly the inline ``<script>`` whose text is ``script``."""
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def render_report(data: ReportData) -> str:
     """The page's HTML text."""
-    esc = html.escape
     step_lines = sorted({line for g in data.graphs for line in g.node_lines.values()}
                         | set(_path_lines(data.run)))
     sections = [
-        _section("spec", f"Spec <code>{esc(data.spec_file)}</code>",
+        _section("spec", f"Spec <code>{text(data.spec_file)}</code>",
                  _source(data.source, step_lines)),
-        *(_section(f"graph{k}", esc(g.title), _graph(k, g)) for k, g in enumerate(data.graphs)),
+        *(_section(f"graph{k}", text(g.title), _graph(k, g)) for k, g in enumerate(data.graphs)),
         _section("path", "Path taken", _path(data.run)),
         _section("passes", "What each pass removed", _passes(data.run, data.ir_before,
                                                              data.ir_after)),
         _section("timing", "Dynamic versus static, per batch size", _timing(data.bench)),
         _section("training", "Training", _training(data.train)),
     ]
-    notes = "".join(f"<li>{esc(n)}</li>" for n in data.notes)
-    nav = "".join(f'<a href="#{anchor}">{esc(title)}</a>' for anchor, title in
+    notes = "".join(f"<li>{text(n)}</li>" for n in data.notes)
+    nav = "".join(f'<a href="#{anchor}">{text(title)}</a>' for anchor, title in
                   [("spec", "spec"), *((f"graph{k}", g.title) for k, g in
                                        enumerate(data.graphs)),
                    ("path", "path"), ("passes", "passes"), ("timing", "timing"),
                    ("training", "training")])
     links = {str(k): {node: line for node, line in g.node_lines.items()}
              for k, g in enumerate(data.graphs)}
+    policy = CSP.format(script=script_hash_source(_SCRIPT))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{esc(data.name)} — graphtool report</title>\n"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        f"<title>{text(data.name)} — graphtool report</title>\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         f"<style>{_CSS}</style>\n</head>\n<body>\n"
-        f"<header><h1>{esc(data.name)}</h1><nav>{nav}</nav></header>\n<main>\n"
+        f"<header><h1>{text(data.name)}</h1><nav>{nav}</nav></header>\n<main>\n"
         + (f'<ul class="notes">{notes}</ul>\n' if notes else "")
         + "\n".join(sections)
         + "\n</main>\n"
@@ -90,7 +126,10 @@ def render_report(data: ReportData) -> str:
 
 
 def _json_in_html(value: Any) -> str:
-    return json.dumps(value, sort_keys=True).replace("</", "<\\/")
+    """JSON for a ``<script type="application/json">`` block: no ``<``, ``>`` or ``&`` in it
+    (written as JSON escapes), so no text can end the block or open a comment in it."""
+    return (json.dumps(value, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026"))
 
 
 def _section(anchor: str, title: str, body: str) -> str:
@@ -110,11 +149,11 @@ def _highlight(line: str) -> str:
         kind = match.lastgroup
         if kind == "comment" and _inside_quotes(line, match.start()):
             continue
-        out.append(html.escape(line[last:match.start()]))
+        out.append(text(line[last:match.start()]))
         css = {"comment": "c", "key": "k", "string": "s", "number": "n", "word": "w"}[kind]
-        out.append(f'<span class="{css}">{html.escape(match.group())}</span>')
+        out.append(f'<span class="{css}">{text(match.group())}</span>')
         last = match.end()
-    out.append(html.escape(line[last:]))
+    out.append(text(line[last:]))
     return "".join(out)
 
 
@@ -126,17 +165,18 @@ def _inside_quotes(line: str, position: int) -> bool:
 def _source(source: str, step_lines: Sequence[int]) -> str:
     steps = set(step_lines)
     rows = []
-    for number, line in enumerate(source.splitlines(), 1):
-        css = "line step" if number in steps else "line"
-        title = ' title="show the nodes this step made"' if number in steps else ""
-        rows.append(f'<span class="{css}" id="L{number}" data-line="{number}"{title}>'
-                    f'<span class="ln">{number}</span>{_highlight(line)}</span>')
+    for line_number, line in enumerate(source.splitlines(), 1):
+        css = "line step" if line_number in steps else "line"
+        title = ' title="show the nodes this step made"' if line_number in steps else ""
+        shown = number(line_number, "d")
+        rows.append(f'<span class="{css}" id="L{shown}" data-line="{shown}"{title}>'
+                    f'<span class="ln">{shown}</span>{_highlight(line)}</span>')
     return f'<pre class="source">{"".join(rows)}</pre>'
 
 
 # --- graphs -------------------------------------------------------------------------------
 def _graph(index: int, view: GraphView) -> str:
-    note = f"<p>{html.escape(view.note)}</p>" if view.note else ""
+    note = f"<p>{text(view.note)}</p>" if view.note else ""
     if not view.svg:
         return note or "<p>Not drawn.</p>"
     svg = _inline_svg(view.svg, f"g{index}_")
@@ -175,12 +215,13 @@ def _path_lines(run: Mapping[str, Any] | None) -> list[int]:
             if (line := _line_of(entry.get("at"))) is not None]
 
 
+_AT = re.compile(r".*:([0-9]{1,9}):[0-9]{1,9}", re.S)
+
+
 def _line_of(at: Any) -> int | None:
     """The line number in ``"file:line:col"``."""
-    if not isinstance(at, str):
-        return None
-    parts = at.rsplit(":", 2)
-    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+    found = _AT.fullmatch(at) if isinstance(at, str) else None
+    return int(found.group(1)) if found else None
 
 
 def _path(run: Mapping[str, Any] | None) -> str:
@@ -192,11 +233,12 @@ def _path(run: Mapping[str, Any] | None) -> str:
     rows = []
     for entry in entries:
         line = _line_of(entry.get("at"))
-        at = html.escape(str(entry.get("at", "")))
-        where = f'<a href="#L{line}" data-line="{line}">{at}</a>' if line else at
-        details = ", ".join(f"{html.escape(str(k))}={html.escape(str(v))}"
+        at = text(entry.get("at", ""))
+        where = (f'<a href="#L{number(line, "d")}" data-line="{number(line, "d")}">{at}</a>'
+                 if line else at)
+        details = ", ".join(f"{text(k)}={text(v)}"
                             for k, v in entry.items() if k not in ("at", "kind"))
-        rows.append(f"<tr><td>{where}</td><td>{html.escape(str(entry.get('kind', '')))}</td>"
+        rows.append(f"<tr><td>{where}</td><td>{text(entry.get('kind', ''))}</td>"
                     f"<td>{details}</td></tr>")
     return ("<table><thead><tr><th>at</th><th>step</th><th>taken</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
@@ -206,32 +248,37 @@ def _passes(run: Mapping[str, Any] | None, before: str | None, after: str | None
     static = (run or {}).get("static")
     if not static:
         return "<p>No static-mode run (run.json has no <code>static</code> section).</p>"
-    nodes = static.get("nodes", {})
+    nodes = static.get("nodes") or {}
     rows = "".join(
-        f"<tr><td>{html.escape(str(p.get('name')))}</td><td>{p.get('nodes_removed', 0)}</td>"
-        f"<td>{p.get('bytes_saved', 0)}</td>"
-        f"<td>{html.escape('; '.join(map(str, p.get('notes') or [])))}</td></tr>"
-        for p in static.get("passes", []))
-    parts = [f"<p>IR nodes: {nodes.get('traced', '?')} traced, {nodes.get('optimized', '?')} "
-             "after the passes.</p>",
+        f"<tr><td>{text(p.get('name'))}</td><td>{_count(p.get('nodes_removed'), 0)}</td>"
+        f"<td>{_count(p.get('bytes_saved'), 0)}</td>"
+        f"<td>{text('; '.join(map(str, p.get('notes') or [])))}</td></tr>"
+        for p in static.get("passes") or [])
+    parts = [f"<p>IR nodes: {_count(nodes.get('traced'))} traced, "
+             f"{_count(nodes.get('optimized'))} after the passes.</p>",
              "<table><thead><tr><th>pass</th><th>nodes removed</th><th>bytes saved</th>"
              f"<th>notes</th></tr></thead><tbody>{rows}</tbody></table>"]
-    for title, text in (("IR before the passes", before), ("IR after the passes", after)):
-        if text:
-            parts.append(f"<details><summary>{title}</summary><pre>{html.escape(text)}</pre>"
+    for title, ir in (("IR before the passes", before), ("IR after the passes", after)):
+        if ir:
+            parts.append(f"<details><summary>{title}</summary><pre>{text(ir)}</pre>"
                          "</details>")
     return "\n".join(parts)
+
+
+def _count(value: object, missing: object = "?") -> str:
+    """A count from run.json; what was not recorded as ``missing``."""
+    return text(missing) if value is None else number(value, "d")
 
 
 # --- charts -------------------------------------------------------------------------------
 def _timing(bench: Mapping[str, Any] | None) -> str:
     if not bench:
         return "<p>No bench.json: run <code>graphtool report SPEC --bench</code>.</p>"
-    results = [r for r in bench.get("results", []) if isinstance(r.get("median_ms"), int | float)]
+    modes = [m for m in MODE_COLOURS if any(r["mode"] == m for r in bench.get("results") or [])]
+    results = [r for r in bench.get("results") or [] if r["mode"] in modes]
     if not results:
         return "<p>bench.json holds no timings.</p>"
     batches = sorted({r["batch"] for r in results})
-    modes = [m for m in MODE_COLOURS if any(r["mode"] == m for r in results)]
     top = max(r["median_ms"] for r in results) or 1.0
     width, height, left, bottom = 120 + 110 * len(batches), 260, 60, 40
     bar = 80 / max(1, len(modes))
@@ -251,11 +298,12 @@ def _timing(bench: Mapping[str, Any] | None) -> str:
             x = x0 + j * bar
             parts.append(f'<rect x="{x:.1f}" y="{24 + plot - h:.1f}" width="{bar - 4:.1f}" '
                          f'height="{h:.1f}" fill="{MODE_COLOURS[mode]}">'
-                         f"<title>{mode}, batch {batch}: {value:g} ms</title></rect>")
+                         f"<title>{mode}, batch {number(batch, 'd')}: {number(value)} ms"
+                         "</title></rect>")
             parts.append(f'<text x="{x + (bar - 4) / 2:.1f}" y="{24 + plot - h - 3:.1f}" '
-                         f'class="value">{value:.3g}</text>')
+                         f'class="value">{number(value, ".3g")}</text>')
         parts.append(f'<text x="{x0 + 40:.1f}" y="{height - bottom + 16}" class="axis" '
-                     f'text-anchor="middle">batch {batch}</text>')
+                     f'text-anchor="middle">batch {number(batch, "d")}</text>')
     for j, mode in enumerate(modes):
         parts.append(f'<rect x="{left + 110 * j}" y="{height - 14}" width="10" height="10" '
                      f'fill="{MODE_COLOURS[mode]}"/><text x="{left + 110 * j + 14}" '
@@ -276,35 +324,39 @@ def _axis(left: int, top_y: int, plot: float, top: float, right: int) -> str:
     return "".join(parts)
 
 
-def _training(rows: Sequence[Mapping[str, float]] | None) -> str:
-    if not rows:
+def _training(columns: Mapping[str, Sequence[float]] | None) -> str:
+    if columns is None:
         return "<p>No train.csv: run <code>graphtool report SPEC --train</code>.</p>"
-    columns = [c for c in rows[0] if c != "step"]
-    charts = [_curve(c, [(r.get("step", i + 1), r.get(c)) for i, r in enumerate(rows)], k)
-              for k, c in enumerate(columns)]
+    rows = max((len(values) for values in columns.values()), default=0)
+    steps = columns.get("step") or [float(i + 1) for i in range(rows)]
+    charts = [_curve(name, list(zip(steps, values, strict=False)), k)
+              for k, (name, values) in enumerate((c, v) for c, v in columns.items()
+                                                 if c != "step")]
     return "".join(charts) or "<p>train.csv has no numeric columns.</p>"
 
 
-def _curve(name: str, points: list[tuple[float, float | None]], index: int) -> str:
-    finite = [(x, y) for x, y in points if y is not None and math.isfinite(y)]
+def _curve(name: str, points: list[tuple[float, float]], index: int) -> str:
+    finite = [(x, y) for x, y in points if math.isfinite(x) and math.isfinite(y)]
     if not finite:
-        return f"<p>{html.escape(name)}: no finite values.</p>"
+        return f"<p>{text(name)}: no finite values.</p>"
     width, height, left, top_y = 520, 220, 60, 24
     plot_w, plot_h = width - left - 16, height - top_y - 36
     xs, ys = [x for x, _ in finite], [y for _, y in finite]
     x_lo, x_hi = min(xs), max(xs)
     y_lo, y_hi = min(0.0, min(ys)), max(ys)
     x_span, y_span = (x_hi - x_lo) or 1.0, (y_hi - y_lo) or 1.0
+    if not math.isfinite(x_span) or not math.isfinite(y_span):
+        return f"<p>{text(name)}: values too far apart to draw (over the float range).</p>"
     line = " ".join(f"{left + plot_w * (x - x_lo) / x_span:.1f},"
                     f"{top_y + plot_h - plot_h * (y - y_lo) / y_span:.1f}" for x, y in finite)
     colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]
     return (f'<svg class="chart" width="{width}" height="{height}" role="img" '
             f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
-            f'<text x="4" y="14" class="axis">{html.escape(name)} (last {ys[-1]:.4g})</text>'
+            f'<text x="4" y="14" class="axis">{text(name)} (last {number(ys[-1], ".4g")})</text>'
             + _axis(left, top_y, plot_h, y_hi, width - 10)
             + f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2"/>'
             f'<text x="{left + plot_w}" y="{height - 8}" class="axis" text-anchor="end">'
-            f"step {x_hi:g}</text></svg>")
+            f"step {number(x_hi)}</text></svg>")
 
 
 # --- CSS and script -----------------------------------------------------------------------

@@ -88,6 +88,7 @@ class TrainResult:
     model: SpecModel
     mode: str = "dynamic"
     cache: Any = None  # static mode: the plan cache's CacheStats
+    batching: dict[str, Any] | None = None  # the last step's ``RunResult.batching``
 
     def params(self) -> dict[str, np.ndarray]:
         """The trained parameters keyed as ``save_npz`` writes them (``l1/W``)."""
@@ -158,6 +159,7 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
         runner = StaticSpecRunner(spec, model, passes=passes)
         run = functools.partial(runner.run, batching=batching)
     losses = []
+    info = None
     # A diverging run overflows somewhere; numpy's warnings would only repeat, less precisely,
     # the error the interpreter raises naming the step whose value turned NaN or Inf.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -168,6 +170,7 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
             except errors.SpecRuntimeError as e:
                 raise _at_step(e, step) from None
             opt.update()
+            info = result.batching
             losses.append(float(result.loss))
             if on_step is not None:
                 on_step(step, losses[-1])
@@ -176,7 +179,8 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
         except errors.SpecRuntimeError as e:
             raise _at_step(e, None) from None
     return TrainResult(spec, seed, optimizer, lr, steps, batches.size, losses,
-                       float(final.loss), model, mode, None if runner is None else runner.stats)
+                       float(final.loss), model, mode, None if runner is None else runner.stats,
+                       None if info is None else dict(info))
 
 
 class Batches:

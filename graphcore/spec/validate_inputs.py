@@ -104,7 +104,7 @@ class InputsReader:
         where = node["whole_batch"].loc
         if not isinstance(value, bool):
             self.error(where, f"whole_batch must be true or false, got "
-                       f"{self.show(node['whole_batch'])}", trap(node["whole_batch"]))
+                       f"{self.show(node['whole_batch'])}")
         elif spec.sequence:
             self.error(where, f"input '{spec.name}' is a sequence, one per example; "
                        "whole_batch applies to an input of rows")

@@ -23,10 +23,9 @@ n0 [label="input x : f32[3,4]",shape="ellipse",style="filled",fillcolor="#F2F2F2
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from graphcore.dot_text import attribute_list, quote
 from graphcore.static.ir import LEAVES, Graph, Node, _attrs_text
 
 FORWARD_FILL = "#DCE8F5"
@@ -41,7 +40,7 @@ def graph_to_dot(graph: Graph, rankdir: str = "TB") -> str:
     returned: dict[int, list[str]] = {}
     for key, node_id in graph.outputs.items():
         returned.setdefault(node_id, []).append(key)
-    lines = [f"digraph {_quote('ir ' + graph.name)} {{", f"rankdir={rankdir};"]
+    lines = [f"digraph {quote('ir ' + graph.name)} {{", f"rankdir={rankdir};"]
     for node in graph.nodes:
         attrs = _style(node, node.id in backward)
         label = node_label(node, graph)
@@ -49,7 +48,7 @@ def graph_to_dot(graph: Graph, rankdir: str = "TB") -> str:
             label += "\n-> " + ", ".join(returned[node.id])
             attrs["penwidth"] = "2"
         fields = {"label": label, **attrs, "tooltip": f"%{node.id}"}
-        lines.append(f"n{node.id} [{_attributes(fields)}];")
+        lines.append(f"n{node.id} [{attribute_list(fields)}];")
     for node in graph.nodes:
         for position, source in enumerate(node.inputs):
             edge = {}
@@ -58,7 +57,7 @@ def graph_to_dot(graph: Graph, rankdir: str = "TB") -> str:
             if node.op == "fused":
                 edge["label"] = f"in{position}"
             lines.append(f"n{source} -> n{node.id}"
-                         + (f" [{_attributes(edge)}]" if edge else "") + ";")
+                         + (f" [{attribute_list(edge)}]" if edge else "") + ";")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -110,12 +109,3 @@ def _style(node: Node, backward: bool) -> dict[str, str]:
     if node.op == "fused":
         style["peripheries"] = "2"
     return style
-
-
-def _attributes(fields: dict[str, Any]) -> str:
-    return ",".join(f"{k}={_quote(str(v))}" for k, v in fields.items())
-
-
-def _quote(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'

@@ -148,7 +148,8 @@ def _run_groups(runner, inputs: Mapping[str, Any], backward: bool,
     runner.model.cleargrads()
     runner.__dict__.pop(_WHOLE_KEY, None)
     shared = {k: np.asarray(v) for k, v in inputs.items() if not isinstance(v, list)}
-    groups, info.padded_steps, info.steps = batcher.plan_groups(spec, inputs, info.mode)
+    groups, info.padded_steps, info.steps, info.pad_refused = batcher.plan_groups(
+        spec, inputs, info.mode, round_steps=True)
     n = sum(len(g.index) for g in groups)
     results = GroupResults(spec, n, _same, copy_loss_args=True)
     grads: dict[str, np.ndarray] = {}

@@ -10,8 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import shlex
-from collections.abc import Mapping, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from graphcore.sweep.grid import SweepOptionError
 
@@ -20,6 +21,8 @@ SCHEMA_VERSION = 1
 _HIGHER_IS_BETTER = ("accuracy", "speedup", "ok", "precision", "recall", "f1", "score")
 DEFAULT_SORT = {"train": "final_loss", "bench": "dynamic.median_ms", "run": "loss",
                 "check": "max_rel_error"}
+# Writing the rows may take this share of a sweep's time, at most (see SavePacer).
+SAVE_SHARE = 1 / 20
 _TRAIN_OPTIONS = {"train.steps": "--steps", "train.lr": "--lr", "train.optimizer": "--optimizer",
                   "train.batch_size": "--batch-size"}
 
@@ -115,3 +118,30 @@ def rows_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _cell(value: Any) -> str:
     return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+
+
+_T = TypeVar("_T")
+
+
+class SavePacer:
+    """When a sweep rewrites ``sweep.json`` and ``sweep.csv`` as rows finish. Each write is the
+    whole document, so writing at every row costs time quadratic in the points (one write at
+    5,000 rows takes about 0.8 s: hours for 10,000 points). A write is due once the time since
+    the last one is ``1 / SAVE_SHARE`` times what that one took: every row while the files are
+    small, and never more than ``SAVE_SHARE`` of the sweep's time however many points it has.
+    The caller writes the rows not yet written when it stops (at the end, on Ctrl-C)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._next = float("-inf")
+
+    def due(self) -> bool:
+        return self._clock() >= self._next
+
+    def save(self, write: Callable[[], _T]) -> _T:
+        """Run ``write`` now, and time it to set when the next write is due."""
+        start = self._clock()
+        result = write()
+        end = self._clock()
+        self._next = end + (end - start) / SAVE_SHARE
+        return result

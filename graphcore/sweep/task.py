@@ -17,10 +17,11 @@ from typing import Any
 
 from graphcore import errors
 from graphcore.atomic import write_atomic
+from graphcore.errors import MAX_MESSAGE, clip_message
 from graphcore.plugins import load_plugin
 from graphcore.spec.loader import load_spec_text
 from graphcore.spec.model import Spec
-from graphcore.sweep.tasks import SweepTask
+from graphcore.sweep.tasks import SweepFiles, SweepTask
 
 # Figures of a command's JSON document that only echo the point's own options.
 _ECHOES = {"schema_version", "spec", "seed", "mode", "optimizer", "lr", "steps", "batch_size",
@@ -29,9 +30,13 @@ _ECHOES = {"schema_version", "spec", "seed", "mode", "optimizer", "lr", "steps",
 BENCH_FIGURES = ("median_ms", "min_ms", "iqr_ms", "compile_ms", "speedup", "peak_memory_bytes")
 
 
-def run_point(task: SweepTask) -> dict[str, Any]:
+def run_point(task: SweepTask, files: SweepFiles | None = None) -> dict[str, Any]:
     """Run one point; the row: key, index, command, settings, figures, status ("ok" or
-    "failed"), error, exit_code, exit_class, started (Unix time), seconds, worker."""
+    "failed"), error, exit_code, exit_class, started (Unix time), seconds, worker. ``files``:
+    the sweep's files, for a task sent without them (a worker gets them once, scattered, and
+    each point's task refers to them); otherwise the task's own."""
+    if files is not None:
+        task = task.with_files(files)
     started = time.time()
     start = time.perf_counter()
     row: dict[str, Any] = {"key": task.key, "index": task.index, "command": task.command,
@@ -44,9 +49,11 @@ def run_point(task: SweepTask) -> dict[str, Any]:
             row["figures"] = _run(task, scratch)
     except Exception as exc:  # a failing point is a row, never the end of the sweep
         code, kind, message = classify(exc)
-        if scratch is not None:
+        if scratch is not None and task.files is not None:
             message = _as_the_caller_names(message, task, scratch)
-        row.update(status="failed", error=message, exit_code=code, exit_class=kind)
+        # a row's error is one bounded line: sweep.json stays small however points fail
+        row.update(status="failed", error=clip_message(message, width=MAX_MESSAGE),
+                   exit_code=code, exit_class=kind)
     row["started"] = started
     row["seconds"] = round(time.perf_counter() - start, 6)
     row["worker"] = _worker_name()

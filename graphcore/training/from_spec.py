@@ -16,6 +16,12 @@ normalization's running statistics). ``request_stop()`` (the CLI's Ctrl-C) ends 
 after the current step, so a checkpoint always holds a state between two steps; resuming from
 it continues exactly as an uninterrupted run (the batches, dropout masks and optimizer state
 are all restored).
+
+Per-example runs (sequences, ``examples``) are batched as ``batching`` says; with None, the
+steps measure the batchings that apply on the first steps and keep the fastest
+(``batching_choice``); ``session.batching`` says what the steps use and why once it is known,
+and ``on_batching(choice)`` is told then. ``on_epoch(entry)`` gets each epoch's log entry as
+the epoch ends.
 """
 
 from __future__ import annotations
@@ -35,6 +41,12 @@ from graphcore.spec.batching import check_mode
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
 from graphcore.training import extension as ext
+from graphcore.training.batching_choice import (
+    ROUNDS,
+    BatchingChoice,
+    MeasuredRuns,
+    candidates,
+)
 from graphcore.training.datasets import DictDataset
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_panels
@@ -156,7 +168,7 @@ class _SpecEvaluator(ext.Extension):
         s = self.session
         result = evaluate_arrays(s.spec, s.model, s.data.validation, s.data.shared,
                                  max(s.settings.batch_size, 256), s.settings.metrics,
-                                 s.settings.seed)
+                                 s.settings.seed, s.evaluation_batching)
         report({f"validation/main/{k}": v for k, v in result.items()})
 
 
@@ -190,6 +202,10 @@ class _Files(ext.Extension):
                 self.best_value, self.best_epoch = float(value), int(entry["epoch"])
                 s.write(s.out / BEST, _model_bytes(s.model))
             self.seen = len(log)
+            s.write(s.out / CSV_LOG, s.csv_text().encode("utf-8"))
+            if s.on_epoch is not None:
+                s.on_epoch(dict(entry))
+            return
         s.write(s.out / CSV_LOG, s.csv_text().encode("utf-8"))
 
     def serialize(self, serializer: Any) -> None:
@@ -237,6 +253,7 @@ class _CheckpointState:
                     f"({_settings_diff(settings, s.settings.fingerprint())}); resume with "
                     "the same spec and options")
         s.trainer.serialize(serializer["trainer"])
+        s.serialize_batching(serializer)
 
 
 def _settings_diff(saved: str, current: str) -> str:
@@ -255,8 +272,11 @@ class TrainingSession:
                  out_dir: str | Path, writer: Writer | None = None,
                  initial_params: str | Path | None = None,
                  on_step: Callable[[int, int, float], None] | None = None,
-                 passes: list[str] | None = None, batching: str = "auto") -> None:
-        check_mode("TrainingSession", batching)
+                 passes: list[str] | None = None, batching: str | None = None,
+                 on_batching: Callable[[BatchingChoice], None] | None = None,
+                 on_epoch: Callable[[dict[str, Any]], None] | None = None) -> None:
+        if batching is not None:
+            check_mode("TrainingSession", batching)
         if spec.loss is None:
             raise TrainingOptionError(f"spec '{spec.name}' has no loss, so there is nothing "
                                       "to train; add one, e.g. `loss: {op: sum}`")
@@ -269,6 +289,7 @@ class TrainingSession:
                                       "no validation data; add `validation:` (a fraction or "
                                       "a file) or watch a training metric")
         self.spec, self.settings, self.data = spec, settings, data
+        self.static_runners: dict[str, Any] = {}
         self.out = Path(out_dir)
         self.writer = writer or write_atomic
         self.model = build_model(spec, settings.seed)
@@ -285,7 +306,11 @@ class TrainingSession:
         order = None if not settings.shuffle else _Sampler(rng)
         iterator = SerialIterator(dataset, settings.batch_size, shuffle=None if order else False,
                                   order_sampler=order)
-        run = self._runner(passes, batching)
+        self.passes, self.on_batching, self.on_epoch = passes, on_batching, on_epoch
+        # evaluation mode draws no randomness, so batches where training may not: a batching
+        # the caller names holds for it too, the measured one is training's own
+        self.evaluation_batching = batching or "auto"
+        run = self._runs(batching)
         updater = _SpecUpdater(iterator, self.optimizer,
                                lambda batch: collate(batch, data.shared, sequences), run,
                                settings.seed, settings.metrics, True)
@@ -311,18 +336,63 @@ class TrainingSession:
             self.trainer.extend(progress, name="progress", trigger=(1, "iteration"))
         self.resumed_from: str | None = None
 
-    def _runner(self, passes: list[str] | None, batching: str) -> Callable:
-        """One training step's run: ``(inputs, seed) -> RunResult``, per-example runs
-        batched as ``batching`` says (``spec.batching``)."""
+    def _runs(self, batching: str | None) -> Callable:
+        """The steps' run, ``(inputs, seed) -> RunResult``, per-example runs batched as
+        ``batching`` says, or as ``batching_choice`` chooses (None); ``self.batching`` is the
+        choice once it is known (a measured one after its first steps)."""
+        names, left_out = candidates(self.spec, self.data.train)
+        self.batching: BatchingChoice | None = None
+        if batching is not None:
+            reason = left_out.get(batching) if batching != "off" else None
+            self.batching = BatchingChoice(batching, "given", reason, left_out=left_out)
+            return self._run_for(batching)
+        if not names:
+            self.batching = BatchingChoice(None, "none", "the spec has no per-example runs")
+            return self._run_for("off")
+        if len(names) == 1:
+            self.batching = BatchingChoice(names[0], "only", left_out.get("auto"),
+                                           left_out=left_out)
+            return self._run_for(names[0])
+        if self._total_steps() < 2 * ROUNDS:
+            self.batching = BatchingChoice("off", "short", f"{self._total_steps()} steps are "
+                                           f"too few to measure (fewer than {2 * ROUNDS})",
+                                           left_out=left_out)
+            return self._run_for("off")
+        return MeasuredRuns(self._run_for, names, left_out, self.model, self._chosen)
+
+    def _chosen(self, choice: BatchingChoice) -> None:
+        self.batching = choice
+        # the other candidates' plans are not replayed again
+        self.static_runners = {k: r for k, r in self.static_runners.items()
+                               if k == choice.batching}
+        if self.on_batching is not None:
+            self.on_batching(choice)
+
+    def _run_for(self, batching: str) -> _StepRun:
+        """One step's run with ``batching``: define-by-run, or its own ``StaticSpecRunner``
+        (its plan cache) in static mode."""
+        runner = None
         if self.settings.mode == "static":
             from graphcore.static.spec_mode import StaticSpecRunner
 
-            self.static_runner = StaticSpecRunner(self.spec, self.model, passes=passes,
-                                                  loss_inputs=bool(self.settings.metrics))
-            static = self.static_runner.run
-            return lambda inputs, seed: static(inputs, seed=seed, batching=batching)
-        return lambda inputs, seed: run_spec(self.spec, self.model, inputs, seed=seed,
-                                             batching=batching)
+            runner = StaticSpecRunner(self.spec, self.model, passes=self.passes,
+                                      loss_inputs=bool(self.settings.metrics))
+            self.static_runners[batching] = runner
+        return _StepRun(self.spec, self.model, batching, runner)
+
+    def _total_steps(self) -> int:
+        s = self.settings
+        if s.steps is not None:
+            return s.steps
+        return -(-s.epochs * self.data.rows // s.batch_size)
+
+    @property
+    def static_runner(self) -> Any:
+        """Static mode: the runner of the batching the steps use (the last one made while
+        the choice is measured)."""
+        chosen = None if self.batching is None else self.batching.batching
+        return self.static_runners.get(chosen or "off") or \
+            next(reversed(self.static_runners.values()), None)
 
     def _stop_trigger(self) -> Any:
         s = self.settings
@@ -395,12 +465,28 @@ class TrainingSession:
         serializers.load_npz(path, _CheckpointState(self), max_elements=self.spec.max_elements)
         self.resumed_from = str(path)
 
+    def serialize_batching(self, serializer: Any) -> None:
+        """A measured choice is saved; a resumed run that would measure keeps it instead."""
+        if isinstance(serializer, Saver):
+            if self.batching is not None and self.batching.how in ("measured", "resumed"):
+                serializer("graphtool/batching", self.batching.batching)
+            return
+        stored = serializer("graphtool/batching", None)
+        measuring = self.trainer.updater.run
+        if stored is not None and isinstance(measuring, MeasuredRuns):
+            used = str(stored)
+            self.static_runners.clear()
+            self.trainer.updater.run = self._run_for(used)
+            self.batching = BatchingChoice(used, "resumed", left_out=measuring.left_out)
+
     def request_stop(self) -> None:
         """End the loop after the current step (safe from a signal handler)."""
         self.stop.requested = True
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> TrainOutcome:
+        if self.batching is not None and self.on_batching is not None:
+            self.on_batching(self.batching)
         self.trainer.run()
         interrupted = self.stop.requested
         written = []
@@ -423,6 +509,23 @@ class TrainingSession:
     def params(self) -> dict[str, np.ndarray]:
         return {name.lstrip("/"): p.array for name, p in self.model.namedparams()
                 if p.array is not None}
+
+
+class _StepRun:
+    """A training step's forward and backward with one batching: ``(inputs, seed=) ->
+    RunResult``; ``compile_ms``: the time its static runner spent tracing plans so far."""
+
+    def __init__(self, spec: Spec, model: SpecModel, batching: str, runner: Any) -> None:
+        self.spec, self.model, self.batching, self.runner = spec, model, batching, runner
+
+    def __call__(self, inputs: dict[str, Array], seed: int) -> Any:
+        if self.runner is not None:
+            return self.runner.run(inputs, seed=seed, batching=self.batching)
+        return run_spec(self.spec, self.model, inputs, seed=seed, batching=self.batching)
+
+    @property
+    def compile_ms(self) -> float:
+        return 0.0 if self.runner is None else self.runner.stats.compile_ms
 
 
 class _Sampler:

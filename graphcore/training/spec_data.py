@@ -195,8 +195,10 @@ def batches(arrays: Mapping[str, Array], batch_size: int):
 
 def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                     shared: Mapping[str, Array] | None = None, batch_size: int = 256,
-                    metrics: tuple[str, ...] = (), seed: int | None = None) -> dict[str, float]:
-    """Loss and ``metrics`` over every row, in evaluation mode; exact means over rows."""
+                    metrics: tuple[str, ...] = (), seed: int | None = None,
+                    batching: str = "auto") -> dict[str, float]:
+    """Loss and ``metrics`` over every row, in evaluation mode; exact means over rows
+    (per-example runs batched as ``batching`` says)."""
     if spec.loss is None:
         raise TrainingOptionError(f"spec '{spec.name}' has no loss to evaluate")
     loss_sum, n = 0.0, 0
@@ -205,7 +207,7 @@ def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
         for _, batch in batches(rows, batch_size):
             size = _rows(batch)
             result = run_spec(spec, model, {**(shared or {}), **batch}, backward=False,
-                              seed=spec.seed if seed is None else seed)
+                              seed=spec.seed if seed is None else seed, batching=batching)
             loss_sum += float(result.loss) * size
             n += size
             for m in metrics:

@@ -159,8 +159,11 @@ class _Session:
 
 
 def open_page(url: str, *, width: int = 1280, height: int = 2000, scale: float = 0.5,
-              expression: str = "null", timeout: float = 30.0) -> PageVisit:
-    """Load ``url`` in a fresh headless Chromium with the network off; see the module text."""
+              expression: str = "null", timeout: float = 30.0, settle_s: float = 0.0
+              ) -> PageVisit:
+    """Load ``url`` in a fresh headless Chromium with the network off; see the module text.
+    ``settle_s``: how long to keep collecting events after the expression (what it set off:
+    a click's navigation, a form's submission)."""
     binary = find_chromium()
     if binary is None:
         raise FileNotFoundError("no chromium on PATH")
@@ -176,7 +179,7 @@ def open_page(url: str, *, width: int = 1280, height: int = 2000, scale: float =
         page = next(t for t in targets if t.get("type") == "page")
         session = _Session(page["webSocketDebuggerUrl"], timeout)
         try:
-            return _visit(session, url, width, height, scale, expression, timeout)
+            return _visit(session, url, width, height, scale, expression, timeout, settle_s)
         finally:
             session.ws.close()
     finally:
@@ -202,7 +205,7 @@ def _devtools_port(process: subprocess.Popen, timeout: float) -> int:
 
 
 def _visit(session: _Session, url: str, width: int, height: int, scale: float,
-           expression: str, timeout: float) -> PageVisit:
+           expression: str, timeout: float, settle_s: float) -> PageVisit:
     for domain in ("Page", "Runtime", "Log", "Network"):
         session.call(f"{domain}.enable")
     session.call("Network.emulateNetworkConditions", offline=True, latency=0,
@@ -215,6 +218,8 @@ def _visit(session: _Session, url: str, width: int, height: int, scale: float,
     visit = PageVisit()
     evaluated = session.call("Runtime.evaluate", expression=expression, returnByValue=True)
     visit.value = evaluated.get("result", {}).get("value")
+    if settle_s:
+        session.drain(settle_s)
     shot = session.call("Page.captureScreenshot", format="png", clip={
         "x": 0, "y": 0, "width": width, "height": height, "scale": scale})
     visit.screenshot = base64.b64decode(shot["data"])

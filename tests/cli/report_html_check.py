@@ -1,5 +1,6 @@
 """A strict reading of an HTML page with the standard library's parser: every non-void element
-closed in order, ids unique, one doctype, and nothing that would fetch from the network."""
+closed in order, ids unique, one doctype, nothing that would fetch from the network, and no
+inline event handler."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class StrictPage(HTMLParser):
                 self.ids.append(value)
             if name in FETCHING_ATTRIBUTES and value and not value.startswith(("#", "data:")):
                 self.problems.append(f"<{tag} {name}={value!r}> would fetch")
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}=...>: an inline event handler")
         if tag == "link":
             self.problems.append("<link> would fetch")
 

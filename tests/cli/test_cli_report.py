@@ -125,6 +125,8 @@ def test_the_checker_catches_what_it_must():
                    "</html>")
     with pytest.raises(AssertionError):
         check_page('<!DOCTYPE html><html><body><p id="a"></p><p id="a"></p></body></html>')
+    with pytest.raises(AssertionError):
+        check_page('<!DOCTYPE html><html><body><svg onload="f()"></svg></body></html>')
 
 
 def test_an_ir_too_large_to_lay_out_is_a_note_not_a_wait(tmp_path, monkeypatch):
@@ -157,3 +159,46 @@ def test_a_spec_with_a_plugin_op_is_reported_with_the_plugin_loaded(tmp_path):
     page = check_page((folder / "report.html").read_text())
     assert page.tags["svg"] == 4 + 1 + 1
     assert "swish" in (folder / "ir.txt").read_text()
+
+
+def test_the_policy_allows_only_the_pages_own_script_and_forbids_posts(spec, tmp_path):
+    import base64
+    import hashlib
+
+    result = report(spec, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "seed_dynamic" / "report.html").read_text()
+    policy = dict(part.strip().split(" ", 1) for part in re.search(
+        r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1).split(";"))
+    scripts = re.findall(r"<script>(.*?)</script>", text, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert policy["script-src"] == f"'sha256-{digest}'"
+    assert policy["default-src"] == policy["form-action"] == policy["base-uri"] == \
+        policy["object-src"] == "'none'"
+    # the policy comes before anything it guards
+    assert text.index("Content-Security-Policy") < text.index("<title>")
+
+
+def test_the_page_draws_numbers_only_from_numbers():
+    from graphcore.spec.report_html import ReportData, render_report
+
+    run = {"static": {"passes": [{"name": "dce", "nodes_removed": "<b>1</b>"}]}}
+    with pytest.raises(TypeError, match="not a finite number"):
+        render_report(ReportData(name="s", spec_file="s.yaml", source="", run=run))
+    bench = {"results": [{"mode": "static", "batch": 1, "median_ms": float("nan")}]}
+    with pytest.raises(TypeError, match="not a finite number"):
+        render_report(ReportData(name="s", spec_file="s.yaml", source="", bench=bench))
+
+
+def test_training_curves_of_odd_columns_say_what_they_could_not_draw():
+    from graphcore.spec.report_html import ReportData, render_report
+
+    def page(train):
+        return render_report(ReportData(name="s", spec_file="s.yaml", source="", train=train))
+
+    assert "No train.csv" in page(None)
+    assert "train.csv has no numeric columns" in page({}) and "No train.csv" not in page({})
+    assert "loss: values too far apart to draw" in page({"loss": [1e308, -1e308]})
+    assert "loss: no finite values" in page({"loss": [float("nan")]})
+    check_page(page({"step": [1.0, 2.0], "loss": [2.0, 1.0]}))

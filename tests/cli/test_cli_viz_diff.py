@@ -64,7 +64,7 @@ def test_relu_versus_sigmoid_colours_the_replaced_op_and_dashes_what_it_feeds():
                        FED_COLOUR: ["(5), float32", "Sum", "Sum", "float32", "float32"]}
     assert legend == ["only in seed_dynamic.yaml",
                       "only in seed_dynamic.yaml params.apply_relu=false", "in both",
-                      "in both, fed a different value\\n(what it computes may differ)"]
+                      "in both, fed a different value\n(what it computes may differ)"]
     assert 'style="filled,dashed"' in diff_dot("--diff", "params.apply_relu=false")
 
 
@@ -119,7 +119,7 @@ def test_another_batch_size_is_the_same_graph_with_its_shapes_changed(tmp_path):
     assert "l1/W: (2, 4), float32" in colours[SHARED_COLOUR]
     # each run named by its own overrides; what both ran with in the legend's title
     assert legend[:2] == ["only in rows.yaml", f"only in rows.yaml x={rows}"]
-    assert legend[3] == "(3, 2) → (7, 2): in both, differs\\n(first run → second run)"
+    assert legend[3] == "(3, 2) → (7, 2): in both, differs\n(first run → second run)"
     assert 'label="legend (both runs: params.hidden=2)"' in text
 
 
@@ -179,7 +179,7 @@ def test_a_collapsed_node_is_grey_only_when_all_it_stands_for_is_in_both():
     rest = next(a for name, a in parse_dot(text).nodes.items()
                 if a.get("label", "").startswith("i = 1 … 4"))
     assert rest["color"] == FED_COLOUR
-    assert rest["label"].endswith("\\n4 nodes only in the first run, 4 nodes only in the "
+    assert rest["label"].endswith("\n4 nodes only in the first run, 4 nodes only in the "
                                   "second run")
     colours, legend = labels_by_colour(text)
     assert colours[FIRST_COLOUR] == ["Tanh"] and colours[SECOND_COLOUR] == ["ReLU"]  # i = 0
@@ -189,7 +189,7 @@ def test_a_collapsed_node_is_grey_only_when_all_it_stands_for_is_in_both():
 def test_ir_diff_after_the_passes_shares_the_input_and_the_guard():
     colours, _ = labels_by_colour(diff_dot("--stage", "optimized",
                                            "--diff", "params.apply_relu=false"))
-    assert colours[SHARED_COLOUR] == ["guard mean(x) > 0 is True\\nat "
+    assert colours[SHARED_COLOUR] == ["guard mean(x) > 0 is True\nat "
                                       f"{SPECS / 'seed_dynamic.yaml'}:15:9", "input x : f32[5]"]
     assert colours[FIRST_COLOUR] == ["relu : f32[5]"]
     assert colours[SECOND_COLOUR] == ["sigmoid : f32[5]"]

@@ -428,4 +428,10 @@ def test_long_loops_are_loaded_but_not_run_here():
     runs_here = {name for name, text in SPECS.items() if runnable(load(text, name))}
     reads_files = {name for name, text in SPECS.items() if "{file: " in text}
     assert "csv_classifier.yaml" in reads_files
-    assert runs_here == set(SPECS) - reads_files
+    # a for_each over a data file's sequences (values + offsets) has trip counts the loader
+    # cannot know: the lengths are in the file
+    data_sequences = {name for name, text in SPECS.items()
+                      if any(i.source == "data" and i.sequence
+                             for i in load(text, name).inputs.values())}
+    assert data_sequences == {"waves_rnn.yaml"}
+    assert runs_here == set(SPECS) - reads_files - data_sequences

@@ -274,3 +274,61 @@ def test_editing_the_data_file_reruns_the_points_on_resume(scheduler, tmp_path):
     assert "resuming: 0 of 2 points already done" in edited.stderr
     rows = sweep_rows(tmp_path / "out", "digits_mlp")
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), rows
+
+
+def test_random_larger_than_the_grid_runs_every_point_and_says_so(scheduler, tmp_path):
+    result = invoke("sweep", SPEC, "--grid", "params.width=4,8", "--grid", "train.steps=2",
+                    "--random", 5, "--scheduler", scheduler, "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert "--random 5: the grid holds 2 points; running every one" in result.stderr
+    rows = sweep_rows(tmp_path)
+    assert [r["settings"]["params.width"] for r in rows] == ["4", "8"]
+
+
+MEMORY_SPEC = """graphtool: 1
+name: held_once
+seed: 0
+inputs:
+  x: {file: x.npy, shape: [250000, 10]}
+graph:
+  - {op: linear, out_size: 2, name: l1}
+loss: {op: sum}
+"""
+# graphtool sweep in a child, which prints its own peak resident set (KiB) at the end: VmHWM,
+# not ru_maxrss, which Linux starts from the parent's peak (pytest's) across the exec
+PEAK_RSS = """
+import sys
+from cli.app import app
+try:
+    app(sys.argv[1:])
+except SystemExit as stop:
+    assert stop.code in (0, None), stop.code
+with open("/proc/self/status") as status:
+    print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads Linux's VmHWM")
+def test_the_sweep_process_holds_the_input_files_once_however_many_points(tmp_path):
+    """A 10 MB input under 2 and 12 points: the files are scattered to each worker once, so
+    ten more points cost the sweep process (client and scheduler) no more memory; a copy
+    per point's task cost about 27 MB a point (10 more points: about 270 MB)."""
+    np.save(tmp_path / "x.npy", np.ones((250_000, 10), dtype=np.float32))
+    (tmp_path / "spec.yaml").write_text(MEMORY_SPEC)
+    size_kib = (tmp_path / "x.npy").stat().st_size / 1024
+
+    def peak_kib(points):
+        seeds = ",".join(str(i) for i in range(points))
+        done = subprocess.run(
+            [sys.executable, "-c", PEAK_RSS, "sweep", str(tmp_path / "spec.yaml"), "--command",
+             "run", "--grid", f"seed={seeds}", "--workers", "2", "-q", "--out-dir",
+             str(tmp_path / f"out{points}")], capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PYTHONPATH": os.getcwd()})
+        assert done.returncode == 0, done.stderr
+        rows = sweep_rows(tmp_path / f"out{points}", "held_once")
+        assert len(rows) == points and all(r["status"] == "ok" for r in rows), rows
+        return int(done.stdout.split()[-1])
+
+    few, many = peak_kib(2), peak_kib(12)
+    assert many - few < 2 * size_kib, (few, many, size_kib)
