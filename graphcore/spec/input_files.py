@@ -132,7 +132,7 @@ class _Reader:
     # --- formats ----------------------------------------------------------------------------
     keeps_dtype = False  # set when reading .npy/.npz (CSV text has no dtype of its own)
 
-    def npy(self, stream: BinaryIO, available: int | None = None) -> np.ndarray:
+    def npy(self, stream: BinaryIO) -> np.ndarray:
         """An .npy array, its header checked (dtype, elements, declared shape, the bytes
         the file holds) before the array is allocated."""
         self.keeps_dtype = True
@@ -146,10 +146,8 @@ class _Reader:
         self.check_kind(header.dtype)
         self.check_size(header.shape)
         self.check_shape(header.shape)
-        if available is None:
-            available = remaining_bytes(stream)
         try:
-            return read_npy_data(stream, header, available)
+            return read_npy_data(stream, header, remaining_bytes(stream))
         except ArrayFileError as err:
             raise self.fail(f"{self.where} {err}") from None
 

@@ -105,7 +105,7 @@ def require_rows(spec: Spec, rows: Mapping[str, Array], verb: str) -> None:
     """Rows to ``verb`` over (train, evaluate, predict): an input without any (an empty
     array from ``--input``, a file of no rows) is a data error at the input."""
     for name, value in rows.items():
-        if len(value) == 0:
+        if (len(value) if isinstance(value, list) or np.ndim(value) else 1) == 0:
             where = spec.inputs[name]
             at = where.column.loc if where.column is not None else where.loc
             raise errors.SpecError(
