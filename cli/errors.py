@@ -60,8 +60,8 @@ def exit_code_for(exc: BaseException) -> tuple[int, str]:
         where = f"{exc.at}: " if exc.at is not None else ""
         text = f"{where}error: {exc}" + (f"\nhint: {exc.hint}" if exc.hint else "")
         return exc.code, text
-    if isinstance(exc, errors.MissingFileError):  # a file the spec names, located there
-        return NO_INPUT, exc.render()
+    if isinstance(exc, errors.MissingFileError | errors.UnreadableFileError):
+        return NO_INPUT, exc.render()  # a file the spec or an option names, located there
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return DATA_ERROR, exc.render()
     if isinstance(exc, errors.SpecRuntimeError):

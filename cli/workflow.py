@@ -9,14 +9,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cli import specs
 from cli.errors import USAGE, CliError
 from graphcore.spec import Spec
 from graphcore.spec.validate_workflow import use_data_file
-
-CHECKPOINT_MODEL = "trainer/updater/model:main/"  # where a checkpoint keeps the parameters
 
 
 def load_spec(spec: str, sets: Sequence[str], inputs: Sequence[str], plugins: Sequence[Any],
@@ -35,16 +31,12 @@ def load_spec(spec: str, sets: Sequence[str], inputs: Sequence[str], plugins: Se
 def load_params(path: Path, model: Any) -> None:
     """Parameters saved by ``train --save`` / ``best.npz``, or those of a checkpoint, checked
     against the spec's model as ``run --params`` checks them (every key, every declared
-    shape: a file must never silently change the model)."""
+    shape: a file must never silently change the model); a path that is not a readable
+    file is exit 66 at once."""
     from graphcore.spec.params import load_params as load_checked
 
-    if not path.exists():
-        raise FileNotFoundError(2, "parameters file not found", str(path))
-    prefix = ""
-    with contextlib.suppress(Exception), np.load(path, allow_pickle=False) as npz:
-        if any(k.startswith(CHECKPOINT_MODEL) for k in npz.files):
-            prefix = CHECKPOINT_MODEL
-    load_checked(path, model, prefix)
+    specs.require_readable(path, "--params ")
+    load_checked(path, model)
 
 
 @contextlib.contextmanager

@@ -145,6 +145,27 @@ class MissingFileError(_Located, FileNotFoundError):
         self.filename = filename
 
 
+class UnreadableFileError(_Located, OSError):
+    """A file a spec or a command names exists but is not a readable file: a folder, a FIFO,
+    a device, a socket, or one without read permission. It is refused at once (a FIFO is
+    never waited on); the CLI exits 66, as for a missing file. Located at the name in the spec
+    (or ``--input``) when known; ``line`` 0: no place, the message alone."""
+
+    def __init__(self, message: str, file: str = "<spec>", line: int = 0, col: int = 0,
+                 source_line: str | None = None, length: int = 1, hint: str | None = None,
+                 filename: str | None = None) -> None:
+        super().__init__(message, file, line, col, source_line, length, hint)
+        self.filename = filename
+
+    def headline(self) -> str:
+        if self.line > 0:
+            return super().headline()
+        return f"error: {self.message}" + (f" ({self.hint})" if self.hint else "")
+
+    def __str__(self) -> str:  # not OSError's "[Errno None] None: filename"
+        return self.headline()
+
+
 class SpecRuntimeError(_Located, RuntimeError):
     """Running a valid spec failed at a step (a shape mismatch, a carry that changed shape,
     NaN/Inf in the loss); located like ``SpecError`` (the CLI exits 1)."""

@@ -128,5 +128,6 @@ def generate_array(initializer, shape: tuple[int, ...]) -> np.ndarray:
         initializer = Constant(initializer)
     dtype = getattr(initializer, "dtype", None) or config.dtype
     array = np.empty(shape, dtype=dtype)
-    initializer(array)
+    if array.size:  # nothing to fill (a weight over 0 input features has no fan-in to scale by)
+        initializer(array)
     return array

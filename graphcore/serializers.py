@@ -14,16 +14,17 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import zipfile
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from typing import IO
 
 import numpy as np
 
+from graphcore.array_files import ArrayFileError, NpzArchive
 from graphcore.config import config
 from graphcore.errors import ArgumentTypeError, SerializationError
 from graphcore.links.link import Link
 from graphcore.optimizers import Optimizer
+from graphcore.regular_files import open_regular
 
 __all__ = ["load_npz", "save_npz"]
 
@@ -58,14 +59,16 @@ def save_npz(file: PathOrFile, obj: Link | Optimizer, compression: bool = True) 
 
 
 def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
-             strict: bool = True) -> None:
+             strict: bool = True, max_elements: int | None = None) -> None:
     """Copy the arrays stored in ``file`` (under the key prefix ``path``) into ``obj``.
 
     A lazy parameter that is not initialized yet takes the file's shape.  Shape or dtype
     mismatches always raise ``SerializationError``; with ``strict`` so do keys the model has
     but the file lacks, and keys under ``path`` the file has but the model lacks.  Every
-    array's shape is read from its header before any data is decompressed, so an array that
-    does not fit an initialized parameter is refused without inflating it.
+    array's header is checked before its data is inflated: against the array it replaces
+    (shape and dtype), against ``max_elements`` where none constrains it (a lazy parameter),
+    and against the member's own declared size, so a small file that would inflate to
+    gigabytes is refused without inflating it (``graphcore.array_files``).
     """
     if not isinstance(obj, Link | Optimizer) and not hasattr(obj, "serialize"):
         raise ArgumentTypeError(f"load_npz loads into a Link or an Optimizer, got "
@@ -74,34 +77,41 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
     if not isinstance(path, str):
         raise ArgumentTypeError(f"load_npz: path must be a str (a key prefix), got "
                                 f"{type(path).__name__}")
-    headers = npz_headers(file)
-    if isinstance(obj, Link):
-        for name, param in obj.namedparams():
-            key = path + name[1:]
-            if param.array is not None and key in headers:
-                shape, dtype = headers[key]
-                if shape != param.array.shape or dtype != param.array.dtype:
-                    raise SerializationError(
-                        f"{key}: the model expects shape {param.array.shape}, dtype "
-                        f"{param.array.dtype} but the file holds shape {shape}, dtype {dtype}")
-    if not isinstance(file, str | os.PathLike):
-        file.seek(0)
-    try:
-        npz = np.load(file, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile) as e:  # OSError (no such file) propagates
-        raise SerializationError(f"cannot read {file!r} as an .npz file: {e}") from e
-    with npz:
-        loader = _Loader(npz, path, strict)
+    with open_npz(file, max_elements) as archive:
+        loader = _Loader(archive, path, strict)
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
         elif hasattr(obj, "serialize"):
             from graphcore.training.serialization import Loader
 
-            obj.serialize(Loader(npz, path, strict))
+            obj.serialize(Loader(archive, path, strict))
             return
         else:
+            _check_link(loader, obj)
             _load_link(loader, obj)
         loader.finish()
+
+
+@contextlib.contextmanager
+def open_npz(file: PathOrFile, max_elements: int | None = None) -> Iterator[NpzArchive]:
+    """``file`` (a path or a binary file object) as a bounded ``NpzArchive``; a file that is
+    not an .npz archive is a ``SerializationError``. A path that does not exist raises
+    ``FileNotFoundError``; a folder, a FIFO or an unreadable path ``UnreadableFileError``
+    (an ``OSError``), at once."""
+    name = os.fspath(file) if isinstance(file, str | os.PathLike) else "the file"
+    handle = open_regular(file) if isinstance(file, str | os.PathLike) else None
+    try:
+        if handle is None:
+            file.seek(0)
+        try:
+            archive = NpzArchive(handle or file, max_elements)
+        except ArrayFileError as e:
+            raise SerializationError(f"{name} {e}") from None
+        with archive:
+            yield archive
+    finally:
+        if handle is not None:
+            handle.close()
 
 
 def npz_headers(file: PathOrFile) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -113,37 +123,12 @@ def npz_headers(file: PathOrFile) -> dict[str, tuple[tuple[int, ...], np.dtype]]
     (``OSError`` for a path that cannot be opened propagates).
     """
     name = os.fspath(file) if isinstance(file, str | os.PathLike) else "the file"
-    try:
-        archive = zipfile.ZipFile(file)
-    except (zipfile.BadZipFile, EOFError, ValueError) as e:
-        raise SerializationError(f"{name} is not an .npz file (a zip archive of .npy "
-                                 "arrays)") from e
-    headers = {}
-    with archive:
-        for info in archive.infolist():
-            if info.filename.endswith("/"):
-                continue
-            key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            try:
-                with archive.open(info) as member:
-                    shape, dtype = _npy_header(member)
-            except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError) as e:
-                raise SerializationError(f"{name}: '{key}' is not a readable .npy array "
-                                         f"({e})") from e
-            if dtype.hasobject:
-                raise SerializationError(f"{name}: '{key}' holds Python objects (a pickled "
-                                         "array), which are never loaded")
-            headers[key] = (shape, dtype)
-    return headers
-
-
-def _npy_header(stream: IO[bytes]) -> tuple[tuple[int, ...], np.dtype]:
-    version = np.lib.format.read_magic(stream)
-    if version == (1, 0):
-        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
-    else:  # 2.0 and 3.0 share the header layout; 3.0 only allows UTF-8 field names
-        shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
-    return tuple(shape), dtype
+    with open_npz(file) as archive:
+        try:
+            headers = {key: archive.header(key) for key in archive}
+        except ArrayFileError as e:
+            raise SerializationError(f"{name}: {e}") from None
+    return {key: (header.shape, header.dtype) for key, header in headers.items()}
 
 
 # --- saving -----------------------------------------------------------------------------------
@@ -201,9 +186,10 @@ def _optimizer_arrays(optimizer: Optimizer) -> dict[str, np.ndarray]:
 
 
 class _Loader:
-    """Reads keys from an open npz under a prefix and remembers which ones were used."""
+    """Reads keys from an open archive under a prefix and remembers which ones were used;
+    each array's header is checked against what it is read into before it is inflated."""
 
-    def __init__(self, npz: Any, prefix: str, strict: bool) -> None:
+    def __init__(self, npz: NpzArchive, prefix: str, strict: bool) -> None:
         self.npz = npz
         self.keys = set(npz.files)
         self.prefix = prefix
@@ -214,17 +200,35 @@ class _Loader:
     def has(self, key: str) -> bool:
         return self.prefix + key in self.keys
 
-    def get(self, key: str) -> np.ndarray | None:
-        """The array stored at ``key``; None (and noted as missing) when the file lacks it."""
+    def header(self, key: str) -> tuple[tuple[int, ...], np.dtype]:
+        """The (shape, dtype) the file declares for ``key`` (under the prefix)."""
+        try:
+            header = self.npz.header(self.prefix + key)
+        except ArrayFileError as e:
+            raise SerializationError(str(e)) from None
+        return header.shape, header.dtype
+
+    def get(self, key: str, shape: tuple[int, ...] | None = None,
+            dtype: np.dtype | None = None) -> np.ndarray | None:
+        """The array stored at ``key``; None (and noted as missing) when the file lacks it.
+        ``shape``/``dtype``: what it must be, checked from its header before reading."""
         full = self.prefix + key
         if full not in self.keys:
             self.missing.append(full)
             return None
         self.unused.discard(full)
+        if shape is not None or dtype is not None:
+            got_shape, got_dtype = self.header(key)
+            want_shape = got_shape if shape is None else tuple(shape)
+            want_dtype = got_dtype if dtype is None else np.dtype(dtype)
+            if got_shape != want_shape or got_dtype != want_dtype:
+                raise SerializationError(
+                    f"{full}: the model expects shape {want_shape}, dtype {want_dtype} but the "
+                    f"file holds shape {got_shape}, dtype {got_dtype}")
         try:
             return self.npz[full]
-        except ValueError as e:  # an object array: we never unpickle
-            raise SerializationError(f"{full}: cannot be loaded without pickle ({e})") from e
+        except ArrayFileError as e:  # over the limit, cut short, an object array: never read
+            raise SerializationError(str(e)) from None
 
     def finish(self) -> None:
         if not self.strict:
@@ -239,6 +243,19 @@ class _Loader:
                 f"{', '.join(sorted(self.unused))} (pass strict=False to ignore them)")
 
 
+def _check_link(loader: _Loader, link: Link) -> None:
+    """Every initialized parameter the file holds fits it: shapes and dtypes from the
+    headers, all before any array is read (the first misfit is the error)."""
+    for name, param in link.namedparams():
+        key = name[1:]
+        if param.array is not None and loader.has(key):
+            shape, dtype = loader.header(key)
+            if shape != param.array.shape or dtype != param.array.dtype:
+                raise SerializationError(
+                    f"{loader.prefix}{key}: the model expects shape {param.array.shape}, dtype "
+                    f"{param.array.dtype} but the file holds shape {shape}, dtype {dtype}")
+
+
 def _check(key: str, value: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> None:
     if value.shape != tuple(shape) or value.dtype != dtype:
         raise SerializationError(
@@ -251,18 +268,23 @@ def _load_link(loader: _Loader, link: Link) -> None:
         key = name[1:]
         if param.array is None and not loader.has(key):
             continue  # saved before it was initialized: it stays lazy (Chainer's None)
-        value = loader.get(key)
-        if value is None:
-            continue
-        if param.array is None:  # lazy: the file decides the shape
+        if param.array is None:  # lazy: the file decides the shape, not the dtype
             dtype = getattr(param.initializer, "dtype", None) or config.dtype
-            _check(loader.prefix + key, value, value.shape, np.dtype(dtype))
-            param.array = np.array(value)
-        else:
-            _check(loader.prefix + key, value, param.array.shape, param.array.dtype)
+            value = loader.get(key, dtype=np.dtype(dtype))
+            if value is not None:
+                param.array = np.array(value)
+            continue
+        value = loader.get(key, param.array.shape, param.array.dtype)
+        if value is not None:
             np.copyto(param.array, value)
     for owner, attr, key in _persistent_slots(link):
-        value = loader.get(key)
+        current = getattr(owner, attr)
+        if isinstance(current, np.ndarray):
+            value = loader.get(key, current.shape, current.dtype)
+        elif isinstance(current, bool | int | float):
+            value = loader.get(key, ())
+        else:
+            value = loader.get(key)
         if value is not None:
             _load_persistent(loader.prefix + key, owner, attr, value)
 
@@ -312,13 +334,15 @@ def _load_optimizer(loader: _Loader, optimizer: Optimizer) -> None:
             rule.state = {}
             rule.init_state(param)
         for state_key, current in rule.state.items():
-            value = loader.get(f"{key}/{state_key}")
+            value = loader.get(f"{key}/{state_key}", current.shape, current.dtype)
             if value is not None:
-                _check(loader.prefix + f"{key}/{state_key}", value, current.shape, current.dtype)
                 np.copyto(current, value)
 
 
 def _load_scalar(loader: _Loader, key: str, store: Callable[[int], None]) -> None:
+    if loader.has(key) and loader.header(key)[0] != ():
+        raise SerializationError(f"{loader.prefix}{key}: expected an integer scalar, got "
+                                 f"shape {loader.header(key)[0]}")
     value = loader.get(key)
     if value is None:
         return

@@ -18,6 +18,7 @@ from graphcore.training.from_spec import (
     load_spec_data,
     settings_for,
 )
+from graphcore.training.spec_data import SpecData, check_labels
 
 
 @command
@@ -47,6 +48,8 @@ def evaluate(
         which = "validation" if arrays.validation is not None else "all"
         model = build_model(loaded, settings.seed)
         workflow.load_params(params, model)
+        index = arrays.validation_index if arrays.validation is not None else None
+        check_labels(loaded, model, SpecData(rows, None, arrays.shared, index))
         size = batch_size or max(settings.batch_size, 256)
         result = evaluate_arrays(loaded, model, rows, arrays.shared, size, settings.metrics,
                                  settings.seed)

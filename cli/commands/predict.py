@@ -24,7 +24,7 @@ from graphcore.training.from_spec import (
     batched_inputs,
     predict_arrays,
 )
-from graphcore.training.spec_data import no_batched_input
+from graphcore.training.spec_data import no_batched_input, require_rows
 
 STDOUT = "-"
 
@@ -56,12 +56,14 @@ def predict(
     from graphcore.spec.inputs import make_inputs
 
     seed = loaded.seed if seed is None else seed
-    arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides)
+    arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides,
+                         max_elements=loaded.max_elements)
     names = batched_inputs(graph_only, arrays)
     if not names:
         refusal = no_batched_input(graph_only, "predict")
         raise CliError(str(refusal), USAGE, at=refusal.loc)
     rows = {n: arrays[n] for n in names}
+    require_rows(graph_only, rows, "predict")
     shared = {n: v for n, v in arrays.items() if n not in rows}
     model = build_model(loaded, seed)
     workflow.load_params(params, model)

@@ -9,26 +9,34 @@ from __future__ import annotations
 import io
 import itertools
 import math
-import os
-import stat
 import sys
 import zipfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-from graphcore.errors import SpecError
+from graphcore.array_files import (
+    NPY_MAGIC,
+    ZIP_MAGICS,
+    ArrayFileError,
+    NpyHeader,
+    NpzArchive,
+    read_npy_data,
+    read_npy_header,
+    remaining_bytes,
+)
+from graphcore.errors import SpecError, UnreadableFileError
 from graphcore.registry import suggestion as _did_you_mean
+from graphcore.regular_files import located, open_regular
 from graphcore.spec.model import InputSpec
 from graphcore.spec.yaml_source import Loc, error_at
+from graphcore.training.data_text import MAX_CSV_LINE_BYTES
 
 FILE_TYPES = (".npy", ".npz", ".csv")
 STDIN_BYTES_PER_ELEMENT = 32  # stdin is read up to max_elements * this (+ 64 KiB), no further
-_NPY_MAGIC = b"\x93NUMPY"
-_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _READ_ERRORS = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error, UnicodeError)
 
 
@@ -39,21 +47,25 @@ def show_shape(shape: Iterable[int | str | None]) -> str:
 
 def read_file(spec: InputSpec, dtype: np.dtype, path: Path, loc: Loc,
                max_elements: int) -> np.ndarray:
+    """One input's array from the file ``path`` (``loc``: where the spec or ``--input`` names
+    it). A folder, a FIFO or an unreadable path is an ``UnreadableFileError`` at once."""
     suffix = path.suffix.lower()
     if suffix not in FILE_TYPES:
         raise error_at(loc, f"input '{spec.name}': {path} must be an .npy, .npz or .csv file, "
                        f"not '{suffix or path.name}'")
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise error_at(loc, f"input '{spec.name}': {path} is not a regular file")
-        with open(path, "rb") as handle:
-            return _Reader(spec, dtype, str(path), loc, max_elements).read(handle, suffix[1:])
+        handle = open_regular(path, f"input '{spec.name}': ")
     except FileNotFoundError:
         raise FileNotFoundError(f"input '{spec.name}': file not found: {path}") from None
+    except UnreadableFileError as err:
+        raise located(err, loc) from None
+    try:
+        with handle:
+            return _Reader(spec, dtype, str(path), loc, max_elements).read(handle, suffix[1:])
     except OSError as err:
-        raise error_at(loc, f"input '{spec.name}': cannot read {path}: "
-                       f"{err.strerror or err}") from None
+        raise located(UnreadableFileError(f"input '{spec.name}': cannot read {path}: "
+                                          f"{err.strerror or err}", filename=str(path)),
+                      loc) from None
 
 
 def read_stdin(spec: InputSpec, dtype: np.dtype, stdin: BinaryIO | None, loc: Loc,
@@ -61,8 +73,8 @@ def read_stdin(spec: InputSpec, dtype: np.dtype, stdin: BinaryIO | None, loc: Lo
     """Read stdin once (bounded by the size limit); ``kind`` None: judge by the first bytes."""
     data = stdin_bytes(spec, stdin, loc, max_elements)
     if kind is None:
-        kind = ("npy" if data.startswith(_NPY_MAGIC)
-                else "npz" if data.startswith(_ZIP_MAGICS) else "csv")
+        kind = ("npy" if data.startswith(NPY_MAGIC)
+                else "npz" if data.startswith(ZIP_MAGICS) else "csv")
     return read_bytes(spec, dtype, data, kind, loc, max_elements)
 
 
@@ -71,9 +83,15 @@ def stdin_bytes(spec: InputSpec, stdin: BinaryIO | None, loc: Loc, max_elements:
     """All of stdin, refused past what an input of ``max_elements`` elements needs."""
     stream = stdin if stdin is not None else sys.stdin.buffer
     limit = max_elements * STDIN_BYTES_PER_ELEMENT + 65536
-    data = stream.read(limit + 1)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    chunks, size = [], 0
+    while size <= limit:  # in chunks: memory follows what stdin holds, not the limit
+        chunk = stream.read(min(1 << 20, limit + 1 - size))
+        if not chunk:
+            break
+        chunk = chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+        chunks.append(chunk)
+        size += len(chunk)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise error_at(loc, f"input '{spec.name}': stdin holds over {limit:,} bytes, more than "
                        f"an input of {max_elements:,} elements needs")
@@ -115,35 +133,48 @@ class _Reader:
     keeps_dtype = False  # set when reading .npy/.npz (CSV text has no dtype of its own)
 
     def npy(self, stream: BinaryIO) -> np.ndarray:
+        """An .npy array, its header checked (dtype, elements, declared shape, the bytes
+        the file holds) before the array is allocated."""
         self.keeps_dtype = True
-        start = stream.read(len(_NPY_MAGIC))
-        if start != _NPY_MAGIC:
+        start = stream.read(len(NPY_MAGIC))
+        if start != NPY_MAGIC:
             hint = "stdin: csv reads comma-separated text" if self.where == "stdin" else None
             raise self.fail(f"{self.where} is not an .npy file (it starts with {start!r})",
                             hint)
         stream.seek(0)
-        version = np.lib.format.read_magic(stream)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
-        else:  # 2.0 and 3.0 share the header layout; 3.0 only allows UTF-8 field names
-            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
-        if dtype.hasobject:
-            raise self.fail(f"{self.where} holds Python objects (a pickled array), which are "
-                            "never loaded", "save a numeric array")
-        self.check_kind(dtype)
-        self.check_size(shape)
-        self.check_shape(shape)
-        stream.seek(0)
-        return np.lib.format.read_array(stream, allow_pickle=False)
+        header = self.header(lambda: read_npy_header(stream))
+        self.check_kind(header.dtype)
+        self.check_size(header.shape)
+        self.check_shape(header.shape)
+        try:
+            return read_npy_data(stream, header, remaining_bytes(stream))
+        except ArrayFileError as err:
+            raise self.fail(f"{self.where} {err}") from None
+
+    def header(self, read: Callable[[], NpyHeader]) -> NpyHeader:
+        try:
+            return read()
+        except ArrayFileError as err:
+            raise self.fail(f"{self.where} {err.message}", "save a numeric array" if
+                            "objects" in err.message else None) from None
 
     def npz(self, stream: BinaryIO) -> np.ndarray:
-        with zipfile.ZipFile(stream) as archive:
-            members = {(name[:-4] if name.endswith(".npy") else name): name
-                       for name in archive.namelist() if not name.endswith("/")}
-            key = self.key_in(members)
+        try:
+            archive = NpzArchive(stream)
+        except ArrayFileError as err:
+            raise self.fail(f"{self.where} {err}") from None
+        with archive:
+            key = self.key_in({name: name for name in archive.files})
             self.where = f"{self.where}, array '{key}'"
-            with archive.open(members[key]) as member:
-                return self.npy(member)
+            self.keeps_dtype = True
+            header = self.header(lambda: archive.header(key))
+            self.check_kind(header.dtype)
+            self.check_size(header.shape)
+            self.check_shape(header.shape)
+            try:
+                return archive.read(key)
+            except ArrayFileError as err:
+                raise self.fail(f"{self.where} {err.message}") from None
 
     def key_in(self, members: Mapping[str, str]) -> str:
         key = self.spec.key
@@ -160,7 +191,18 @@ class _Reader:
 
     def csv(self, stream: BinaryIO) -> np.ndarray:
         with io.TextIOWrapper(stream, encoding="utf-8-sig") as text:
-            return self.csv_lines(text)
+            return self.csv_lines(self.bounded_lines(text))
+
+    def bounded_lines(self, text: io.TextIOBase) -> Iterable[str]:
+        """The lines of ``text``, none held past ``MAX_CSV_LINE_BYTES`` characters."""
+        while True:
+            line = text.readline(MAX_CSV_LINE_BYTES + 1)
+            if not line:
+                return
+            if len(line) > MAX_CSV_LINE_BYTES:
+                raise self.fail(f"{self.where} has a line longer than "
+                                f"{MAX_CSV_LINE_BYTES:,} characters (the limit for one line)")
+            yield line
 
     def csv_lines(self, lines: Iterable[str]) -> np.ndarray:
         lines = iter(lines)
@@ -240,3 +282,4 @@ class _Reader:
 def _is_data(line: str) -> bool:
     text = line.strip()
     return bool(text) and not text.startswith("#")
+

@@ -78,7 +78,7 @@ def make_inputs(inputs: Mapping[str, InputSpec], seed: int, folder: str | os.Pat
 
     fed = {name: spec for name, spec in inputs.items()
            if spec.source == "data" and name not in overrides}
-    arrays = _read_data_inputs(fed, folder)
+    arrays = _read_data_inputs(fed, folder, max_elements)
     for name, spec in inputs.items():
         if spec.source == "data" and name in overrides:
             arrays[name] = _read_data_override(spec, overrides[name], override_locs[name],
@@ -90,8 +90,8 @@ def make_inputs(inputs: Mapping[str, InputSpec], seed: int, folder: str | os.Pat
     return {name: arrays[name] for name in inputs}
 
 
-def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike
-                      ) -> dict[str, Array]:
+def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike,
+                      max_elements: int) -> dict[str, Array]:
     """The inputs a spec's ``data:`` section feeds, read from their file(s) once each."""
     from graphcore.training import data_files
 
@@ -101,7 +101,8 @@ def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike
     arrays: dict[str, Array] = {}
     for file, specs in by_file.items():
         first = next(iter(specs.values())).column
-        arrays.update(data_files.read_data(Path(folder) / file, specs, first.file_loc))
+        arrays.update(data_files.read_data(Path(folder) / file, specs, first.file_loc,
+                                           max_elements))
     return arrays
 
 
@@ -114,14 +115,15 @@ def _read_data_override(spec: InputSpec, path: str, loc: Loc, stdin: BinaryIO | 
 
     suffix = Path(path).suffix.lower()
     if path != STDIN and suffix in (".csv", ".jsonl", ".npz"):
-        return data_files.read_data(path, {spec.name: spec}, loc)[spec.name]
+        return data_files.read_data(path, {spec.name: spec}, loc, max_elements)[spec.name]
     plain = InputSpec(name=spec.name, source="file", loc=spec.loc, shape=_data_shape(spec),
                       dtype=spec.dtype, dtype_given=spec.dtype_given, batch_dim=spec.batch_dim,
                       keep_file_dtype=not spec.dtype_given)
     if path == STDIN:
         data = stdin_bytes(spec, stdin, loc, max_elements)
         if not data.startswith(data_files.NPY_MAGIC):
-            return data_files.read_data_bytes(data, {spec.name: spec}, loc)[spec.name]
+            return data_files.read_data_bytes(data, {spec.name: spec}, loc,
+                                              max_elements=max_elements)[spec.name]
         return read_bytes(plain, _dtype(plain), data, "npy", loc, max_elements)
     return _make(plain, 0, ".", path, loc, stdin, max_elements)
 

@@ -26,14 +26,24 @@ from graphcore.spec.interpreter import SpecModel
 Declared = tuple[int | None, ...] | None
 
 
-def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str = "") -> None:
-    """Check ``file`` against ``model`` (every key, shape and size), then load it; ``prefix``:
-    the parameters are the file's keys under it (a training checkpoint's model)."""
+CHECKPOINT_MODEL = "trainer/updater/model:main/"  # where a training checkpoint keeps them
+
+
+def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str | None = None
+                ) -> None:
+    """Check ``file`` against ``model`` (every key, shape and size), then load it; the one
+    check of parameters every command makes (run, export, train, evaluate, predict).
+    ``prefix``: the parameters are the file's keys under it; None: as the file holds them,
+    a training checkpoint's model (under ``CHECKPOINT_MODEL``) or a parameters file's own.
+    A folder, a FIFO or an unreadable path is an ``UnreadableFileError`` at once."""
     name = os.fspath(file)
     try:
         headers = serializers.npz_headers(file)
     except SerializationError as e:
         raise SerializationError(f"--params {e}") from e
+    if prefix is None:
+        checkpoint = any(key.startswith(CHECKPOINT_MODEL) for key in headers)
+        prefix = CHECKPOINT_MODEL if checkpoint else ""
     if prefix:
         headers = {key[len(prefix):]: header for key, header in headers.items()
                    if key.startswith(prefix)}
@@ -62,7 +72,10 @@ def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str = ""
     if problems:
         raise SerializationError(f"--params {name} does not fit spec '{model.spec.name}': "
                                  + "; ".join(problems))
-    serializers.load_npz(file, model, path=prefix)
+    try:
+        serializers.load_npz(file, model, path=prefix, max_elements=limit)
+    except SerializationError as e:  # the file changed, or a header lied about its data
+        raise SerializationError(f"--params {name}: {e}") from e
 
 
 def declared_shapes(model: SpecModel) -> dict[str, tuple[Declared, np.dtype | None]]:

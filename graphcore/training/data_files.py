@@ -9,27 +9,43 @@ unless the input gives ``dtype``; floats become float32; CSV values are float32 
 ``dtype`` says otherwise. Bad data raises ``SpecError`` located in the data file
 (``data.csv:7:3``: line and column of the field) or at the spec's column entry; every input
 must have the same number of rows (they bind the same batch dimension). Nothing is pickled.
+
+Every read is bounded (``graphcore.array_files`` for .npy/.npz, ``data_text`` for CSV and JSON
+Lines): each input's elements against the spec's limit, checked from headers or as rows
+arrive, before anything is allocated; a folder or a FIFO is an ``UnreadableFileError`` at once.
 """
 
 from __future__ import annotations
 
-import csv
+import codecs
 import io
-import json
 import os
-import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphcore.errors import SpecError
+from graphcore.array_files import (
+    NPY_MAGIC,
+    ZIP_MAGICS,
+    ArrayFileError,
+    NpyHeader,
+    NpzArchive,
+    read_npy_data,
+    read_npy_header,
+    remaining_bytes,
+)
+from graphcore.errors import SpecError, UnreadableFileError
 from graphcore.registry import suggestion as did_you_mean
+from graphcore.regular_files import located, open_regular
+from graphcore.spec.model import DEFAULT_MAX_ELEMENTS
+from graphcore.training.data_text import MAX_SEQUENCE_EXAMPLES, convert, read_csv, read_jsonl
+
+__all__ = ["NPY_MAGIC", "ZIP_MAGICS", "check_batch_dims", "check_declared_shapes",
+           "read_data", "read_data_bytes"]
 
 Array = np.ndarray | list[np.ndarray]
-NPY_MAGIC = b"\x93NUMPY"
-ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
 
 def _error(path: Path | str, line: int, col: int, message: str,
@@ -44,52 +60,68 @@ def _at(loc: Any, message: str, hint: str | None = None) -> SpecError:
 
 
 def read_data(path: str | os.PathLike[str], inputs: Mapping[str, Any],
-              where: Any = None) -> dict[str, Array]:
+              where: Any = None, max_elements: int = DEFAULT_MAX_ELEMENTS
+              ) -> dict[str, Array]:
     """The arrays for ``inputs`` (``InputSpec``s of source ``data``) from the file ``path``;
     ``where`` is the spec location that named the file (for errors about the file itself:
-    a missing file is a ``MissingFileError`` there)."""
+    a missing file is a ``MissingFileError`` there, a folder or a FIFO an
+    ``UnreadableFileError``). Each input may have at most ``max_elements`` elements."""
     path = Path(path)
-    if not path.is_file():
-        if not path.exists():
-            raise missing_file(where, "data file not found", path)
-        raise _at(where, f"data: {path} is not a regular file") if where else \
-            _error(path, 0, 0, "not a regular file")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            arrays = _read_csv(path, f, inputs)
-    elif suffix in (".npz", ".npy"):
-        arrays = _read_numpy(path, path, suffix[1:], inputs, where)
-    elif suffix == ".jsonl":
-        with open(path, encoding="utf-8") as f:
-            arrays = _read_jsonl(path, f, inputs)
-    else:
+    if suffix not in (".csv", ".npz", ".npy", ".jsonl"):
         raise _at(where, f"data file must be .csv, .npz, .npy or .jsonl, got '{suffix}'")
-    check_declared_shapes(arrays, inputs, path.name)
-    check_batch_dims(arrays, inputs)
+    try:
+        handle = open_regular(path, "data file ")
+    except FileNotFoundError:
+        raise missing_file(where, "data file not found", path) from None
+    except UnreadableFileError as err:
+        raise located(err, where) from None
+    try:
+        with handle:
+            if suffix == ".csv":
+                arrays = read_csv(path, handle, inputs, max_elements)
+            elif suffix == ".jsonl":
+                arrays = read_jsonl(path, handle, inputs, max_elements)
+            else:
+                arrays = _read_numpy(handle, path, suffix[1:], inputs, where, max_elements)
+    except OSError as err:  # the disk failed while reading
+        raise located(UnreadableFileError(f"data file {path}: cannot read it: "
+                                          f"{err.strerror or err}", filename=str(path)),
+                      where) from None
+    _check_read(arrays, inputs, path.name)
     return arrays
 
 
 def read_data_bytes(data: bytes, inputs: Mapping[str, Any], where: Any,
-                    source: str = "stdin") -> dict[str, Array]:
+                    source: str = "stdin", max_elements: int = DEFAULT_MAX_ELEMENTS
+                    ) -> dict[str, Array]:
     """``read_data`` for bytes (stdin), read exactly as a file of the format they are:
     ``.npy`` or ``.npz`` by their first bytes, JSON Lines when the first character is ``{``,
     otherwise CSV with a header line naming the columns."""
-    start = data.lstrip()[:1]
+    stream = io.BytesIO(data)
     if data.startswith(NPY_MAGIC) or data.startswith(ZIP_MAGICS):
         kind = "npy" if data.startswith(NPY_MAGIC) else "npz"
-        arrays = _read_numpy(io.BytesIO(data), source, kind, inputs, where)
+        arrays = _read_numpy(stream, source, kind, inputs, where, max_elements)
     else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            raise _at(where, f"{source} is neither .npy, .npz nor UTF-8 text (CSV or JSON "
-                      f"Lines): {e.reason} at byte {e.start}") from None
-        reader = _read_jsonl if start == b"{" else _read_csv
-        arrays = reader(source, io.StringIO(text, newline=""), inputs)
+        start = data.lstrip().removeprefix(codecs.BOM_UTF8)[:1]
+        reader = read_jsonl if start == b"{" else read_csv
+        arrays = reader(source, stream, inputs, max_elements)
+    _check_read(arrays, inputs, source)
+    return arrays
+
+
+def _check_read(arrays: Mapping[str, Array], inputs: Mapping[str, Any], source: str) -> None:
     check_declared_shapes(arrays, inputs, source)
     check_batch_dims(arrays, inputs)
-    return arrays
+    for name, value in arrays.items():
+        spec = inputs.get(name)
+        if spec is not None and spec.batch_dim is not None and _rows_of(value) == 0:
+            raise _at(spec.column.loc if spec.column else spec.loc,
+                      f"data input '{name}': {source} holds no rows for it")
+
+
+def _rows_of(value: Array) -> int:
+    return len(value) if isinstance(value, list) else (value.shape[0] if np.ndim(value) else 1)
 
 
 def missing_file(where: Any, message: str, path: Path | str) -> FileNotFoundError:
@@ -174,94 +206,37 @@ def check_batch_dims(arrays: Mapping[str, Array], inputs: Mapping[str, Any]) -> 
         bound.setdefault(dim, (name, rows))
 
 
-# ------------------------------------------------------------------------------------- CSV
-
-def _read_csv(path: Path | str, text: Iterable[str], inputs: Mapping[str, Any]
-              ) -> dict[str, Array]:
-    """A CSV's columns by header name; ``path`` names the text in messages."""
-    lines = [(number, line) for number, line in enumerate(text, 1)
-             if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
-        raise _error(path, 1, 1, f"{Path(path).name} is empty (a CSV needs a header line)")
-    rows = list(csv.reader(line for _, line in lines))
-    header = [name.strip() for name in rows[0]]
-    header_line = lines[0][0]
-    for name in header:
-        if not name:
-            raise _error(path, header_line, 1, "the header has an empty column name")
-        try:
-            float(name)
-        except ValueError:
-            continue
-        raise _error(path, header_line, 1, f"the first line must name the columns, got "
-                     f"{', '.join(header[:4])}", "add a header line such as f1,f2,label")
-    body = rows[1:]
-    for (number, _), row in zip(lines[1:], body, strict=True):
-        if len(row) != len(header):
-            raise _error(path, number, 1, f"row has {len(row)} fields, the header has "
-                         f"{len(header)}")
-    arrays: dict[str, Array] = {}
-    for name, spec in inputs.items():
-        column = spec.column
-        wanted = column.columns or ((column.column,) if column.column else None)
-        if wanted is None:
-            raise _at(column.loc, f"data input '{name}': a CSV file is read by column name "
-                      "(columns: [...] or column: NAME)")
-        indexes = []
-        for col in wanted:
-            if col not in header:
-                raise _at(column.loc, f"data input '{name}': {Path(path).name} has no column "
-                          f"'{col}' (its columns: {', '.join(header)})",
-                          did_you_mean(col, header))
-            indexes.append(header.index(col))
-        dtype = np.dtype(spec.dtype) if spec.dtype_given else np.dtype(np.float32)
-        values = np.empty((len(body), len(indexes)), dtype=np.float64)
-        for r, ((number, line), row) in enumerate(zip(lines[1:], body, strict=True)):
-            for c, index in enumerate(indexes):
-                text = row[index].strip()
-                try:
-                    values[r, c] = float(text)
-                except ValueError:
-                    raise _error(path, number, _field_col(line, index),
-                                 f"column '{header[index]}' holds {text!r}, not a "
-                                 "number") from None
-        array = _convert(values, dtype, lambda msg, at=column.loc: _at(at, msg))
-        arrays[name] = array[:, 0] if column.column else array
-    return arrays
-
-
-def _field_col(line: str, index: int) -> int:
-    """1-based character column where field ``index`` starts (plain comma-separated text)."""
-    col = 1
-    for _ in range(index):
-        comma = line.find(",", col - 1)
-        if comma < 0:
-            break
-        col = comma + 2
-    return col
-
-
 # ---------------------------------------------------------------------------- npz and npy
 
-def _read_numpy(stream: Path | BinaryIO, path: Path | str, kind: str,
-                inputs: Mapping[str, Any], where: Any) -> dict[str, Array]:
+def _read_numpy(stream: BinaryIO, path: Path | str, kind: str, inputs: Mapping[str, Any],
+                where: Any, max_elements: int) -> dict[str, Array]:
     """An .npy (the one input's array) or .npz (arrays by name) from ``stream``; ``path``
-    names it in messages."""
+    names it in messages. Headers are checked (dtype, elements, the bytes the file holds)
+    before any array is allocated; see ``graphcore.array_files``."""
     path = Path(path)
-    try:
-        loaded = np.load(stream, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
-        raise _at(where, f"cannot read {path} as {kind}: {e}") if where else \
-            _error(path, 0, 0, f"cannot read: {e}") from None
-    arrays: dict[str, Array] = {}
-    if isinstance(loaded, np.ndarray):
+
+    def about_file(message: str) -> SpecError:
+        return _at(where, message) if where is not None else _error(path, 0, 0, message)
+
+    if kind == "npy":
         if len(inputs) != 1:
-            raise _at(where, f"{path.name} holds one array but data names {len(inputs)} "
-                      "inputs; use an .npz with one array per input")
+            raise about_file(f"{path.name} holds one array but data names {len(inputs)} "
+                             "inputs; use an .npz with one array per input")
         (name, spec), = inputs.items()
-        return {name: _keep_dtype(loaded, spec)}
-    with loaded:
-        names = list(loaded.files)
+        try:
+            header = read_npy_header(stream)
+            _check_kind(header, spec, path.name)
+            array = read_npy_data(stream, header, remaining_bytes(stream), max_elements)
+        except ArrayFileError as err:
+            raise _at_input(spec, f"{path.name} {err}") from None
+        return {name: _keep_dtype(array, spec)}
+    try:
+        archive = NpzArchive(stream)
+    except ArrayFileError as err:
+        raise about_file(f"{path.name} {err}") from None
+    arrays: dict[str, Array] = {}
+    with archive:
+        names = archive.files
         for name, spec in inputs.items():
             column = spec.column
             keys = [column.values, column.offsets] if column.values else [column.key]
@@ -270,92 +245,57 @@ def _read_numpy(stream: Path | BinaryIO, path: Path | str, kind: str,
                           "name (key: NAME, or values: + offsets:)")
             for key in keys:
                 if key not in names:
+                    shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
                     raise _at(column.loc, f"data input '{name}': {path.name} has no array "
-                              f"'{key}' (it holds: {', '.join(names)})", did_you_mean(key, names))
+                              f"'{key}' (it holds: {shown or 'no arrays'})",
+                              did_you_mean(key, names))
+            try:
+                for key in keys:
+                    _check_kind(archive.header(key), spec, f"{path.name}, array '{key}'")
+                loaded = [archive.read(key, max_elements) for key in keys]
+            except ArrayFileError as err:
+                raise _at_input(spec, f"{path.name}: {err}") from None
             if column.values:
-                arrays[name] = _sequences(loaded[column.values], loaded[column.offsets], spec,
-                                          path)
+                arrays[name] = _sequences(*loaded, spec, path)
             else:
-                arrays[name] = _keep_dtype(loaded[column.key], spec)
+                arrays[name] = _keep_dtype(loaded[0], spec)
     return arrays
+
+
+def _at_input(spec: Any, message: str) -> SpecError:
+    return _at(spec.column.loc if spec.column else spec.loc,
+               f"data input '{spec.name}': {message}")
+
+
+def _check_kind(header: NpyHeader, spec: Any, what: str) -> None:
+    if header.dtype.kind not in "biuf":
+        raise _at_input(spec, f"{what} holds {header.dtype} values, not numbers")
+
+
 
 
 def _sequences(values: np.ndarray, offsets: np.ndarray, spec: Any, path: Path
                ) -> list[np.ndarray]:
     values = _keep_dtype(values, spec)
-    offsets = np.asarray(offsets)
     bad = (offsets.ndim != 1 or offsets.dtype.kind not in "iu" or offsets.size == 0
            or offsets[0] != 0 or np.any(np.diff(offsets) < 0) or offsets[-1] > len(values))
     if bad:
         raise _at(spec.column.loc, f"data input '{spec.name}': the offsets of {path.name} must "
                   "be non-decreasing integers starting at 0 and not past the values")
+    if offsets.size > MAX_SEQUENCE_EXAMPLES:
+        raise _at_input(spec, f"{path.name} holds {offsets.size:,} examples, over the limit "
+                        f"of {MAX_SEQUENCE_EXAMPLES:,} examples of a sequence input")
     ends = list(offsets[1:]) + ([len(values)] if offsets[-1] < len(values) else [])
     return [values[start:end] for start, end in zip(offsets, ends, strict=False)]
 
 
 def _keep_dtype(array: np.ndarray, spec: Any) -> np.ndarray:
     if array.dtype.hasobject or array.dtype.kind not in "biuf":
-        raise _at(spec.column.loc if spec.column else spec.loc,
-                  f"data input '{spec.name}': the array holds {array.dtype} values, not numbers")
+        raise _at_input(spec, f"the array holds {array.dtype} values, not numbers")
     if spec.dtype_given:
-        return _convert(array, np.dtype(spec.dtype),
-                        lambda msg: _at(spec.column.loc if spec.column else spec.loc, msg))
+        return convert(array, np.dtype(spec.dtype),
+                       lambda msg: _at(spec.column.loc if spec.column else spec.loc, msg))
     if array.dtype.kind == "f":
-        return np.ascontiguousarray(array, dtype=np.float32)
-    return np.ascontiguousarray(array)
-
-
-def _convert(array: np.ndarray, dtype: np.dtype, fail: Any) -> np.ndarray:
-    if dtype.kind in "iu" and array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)) or np.any(array != np.trunc(array)):
-            raise fail(f"values that are not integers cannot be {dtype}")
-    return np.ascontiguousarray(array, dtype=dtype)
-
-
-# ----------------------------------------------------------------------------- JSON Lines
-
-def _read_jsonl(path: Path | str, text: Iterable[str], inputs: Mapping[str, Any]
-                ) -> dict[str, Array]:
-    """JSON Lines' fields by name; ``path`` names the text in messages."""
-    records = []
-    for number, line in enumerate(text, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise _error(path, number, e.colno, f"not JSON: {e.msg}") from None
-        if not isinstance(record, dict):
-            raise _error(path, number, 1, "each line must be a JSON object")
-        records.append((number, record))
-    arrays: dict[str, Array] = {}
-    for name, spec in inputs.items():
-        column = spec.column
-        fields = [column.field] if column.field else \
-            list(column.columns or ((column.column,) if column.column else ()))
-        if not fields:
-            raise _at(column.loc, f"data input '{name}': JSON Lines are read by field name "
-                      "(field:, column: or columns:)")
-        dtype = np.dtype(spec.dtype) if spec.dtype_given else np.dtype(np.float32)
-        values = []
-        for number, record in records:
-            row = []
-            for key in fields:
-                if key not in record:
-                    raise _error(path, number, 1, f"line has no field '{key}'",
-                                 did_you_mean(key, list(record)))
-                row.append(record[key])
-            try:
-                value = np.asarray(row[0] if column.field else row, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise _error(path, number, 1, f"field '{fields[0]}' is not a number or a "
-                             "list of numbers") from None
-            values.append(value)
-        if column.field:
-            arrays[name] = [_convert(v, dtype, lambda m, at=column.loc: _at(at, m))
-                            for v in values]
-        else:
-            stacked = np.stack(values) if values else np.zeros((0, len(fields)))
-            array = _convert(stacked, dtype, lambda m, at=column.loc: _at(at, m))
-            arrays[name] = array[:, 0] if column.column else array
-    return arrays
+        return convert(array, np.dtype(np.float32),
+                       lambda msg: _at(spec.column.loc if spec.column else spec.loc, msg))
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))

@@ -293,8 +293,10 @@ class TrainingSession:
         self.out = Path(out_dir)
         self.writer = writer or write_atomic
         self.model = build_model(spec, settings.seed)
-        if initial_params is not None:
-            serializers.load_npz(initial_params, self.model)
+        if initial_params is not None:  # checked against the spec's shapes, as --params is
+            from graphcore.spec.params import load_params
+
+            load_params(initial_params, self.model)
         check_labels(spec, self.model, data)
         self.optimizer = make_optimizer(settings)
         self.optimizer.setup(self.model)
@@ -460,7 +462,7 @@ class TrainingSession:
         return str(path)
 
     def resume(self, path: str | Path) -> None:
-        serializers.load_npz(path, _CheckpointState(self))
+        serializers.load_npz(path, _CheckpointState(self), max_elements=self.spec.max_elements)
         self.resumed_from = str(path)
 
     def serialize_batching(self, serializer: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphcore import serializers
+from graphcore.array_files import ArrayFileError
 from graphcore.errors import SerializationError
 
 
@@ -52,11 +53,23 @@ class Loader:
             if self.strict and value is not None:
                 raise SerializationError(f"{full}: the file has no such key")
             return value
-        stored = self.npz[full]
+        # The header is checked against the value it replaces before anything is inflated
+        # (a checkpoint's arrays are only ever as large as the trainer's own).
+        try:
+            shape = self.npz.header(full).shape
+        except ArrayFileError as e:  # not a readable array
+            raise SerializationError(str(e)) from None
+        if isinstance(value, np.ndarray) and value.shape != shape:
+            raise SerializationError(f"{full}: expected shape {value.shape}, the file "
+                                     f"holds {shape}")
+        if isinstance(value, bool | int | float) and shape != ():
+            raise SerializationError(f"{full}: expected a scalar, the file holds shape "
+                                     f"{shape}")
+        try:
+            stored = self.npz[full]
+        except ArrayFileError as e:  # over the archive's limit, cut short
+            raise SerializationError(str(e)) from None
         if isinstance(value, np.ndarray):
-            if value.shape != stored.shape:
-                raise SerializationError(f"{full}: expected shape {value.shape}, the file "
-                                         f"holds {stored.shape}")
             np.copyto(value, stored)
             return value
         if isinstance(value, str):

@@ -68,11 +68,13 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
     """Read the spec's inputs and split off the validation data (a seeded fraction, or the
     ``validation: file:``). ``split=False`` keeps every row for training. ``verb`` names what
     the rows are for in the refusal of a spec without any (train, evaluate)."""
-    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin,
+                         spec.max_elements)
     names = batched_inputs(spec, arrays)
     if not names:
         raise no_batched_input(spec, verb)
     rows = {n: arrays[n] for n in names}
+    require_rows(spec, rows, verb)
     shared = {n: v for n, v in arrays.items() if n not in rows}
     v = spec.validation if split else None
     validation = None
@@ -93,9 +95,22 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
         from graphcore.training.data_files import read_data
 
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
-        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc)
+        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc,
+                               spec.max_elements)
     check_label_dtype(spec, arrays, validation)
     return SpecData(rows, validation, shared, train_index, val_index)
+
+
+def require_rows(spec: Spec, rows: Mapping[str, Array], verb: str) -> None:
+    """Rows to ``verb`` over (train, evaluate, predict): an input without any (an empty
+    array from ``--input``, a file of no rows) is a data error at the input."""
+    for name, value in rows.items():
+        if (len(value) if isinstance(value, list) or np.ndim(value) else 1) == 0:
+            where = spec.inputs[name]
+            at = where.column.loc if where.column is not None else where.loc
+            raise errors.SpecError(
+                f"input '{name}' has no rows to {verb}", at.file, at.line, at.col,
+                at.source.line(at.line) if at.source else None, at.length)
 
 
 # losses (and metrics) whose targets are integer class labels
@@ -199,6 +214,8 @@ def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                 total, count = metric_value(m, result.loss_inputs)
                 sums[m][0] += total
                 sums[m][1] += count
+    if n == 0:
+        raise TrainingOptionError(f"spec '{spec.name}': no rows to evaluate")
     out = {"loss": loss_sum / n}
     out.update({m: (t / c if c else float("nan")) for m, (t, c) in sums.items()})
     return out
@@ -211,6 +228,8 @@ def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
     a time and joined along the batch axis. A spec run once per example gives one row per
     example (``stack_examples``): an output of one shape per example is one array, a list of
     arrays (one per example) only where its shape differs per example."""
+    if not rows or _rows(rows) == 0:
+        raise TrainingOptionError(f"spec '{spec.name}': no rows to predict")
     parts: dict[str, list[Any]] = {name: [] for name in spec.outputs}
     sequences = any(isinstance(v, list) for v in rows.values())
     with using_config("train", False), no_backprop_mode():
@@ -263,7 +282,10 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
     label = label_input(spec) or loss.inputs[1]  # through reshapes, to the data's input
     if label not in data.train or isinstance(data.train[label], list):
         return
+    # One row tells the number of classes; its label is set to 0 (valid for any number of
+    # classes), so a bad label in that row is reported below with the others, by its row.
     probe = {k: v[:1] for k, v in data.train.items()}
+    probe[label] = np.zeros_like(probe[label])
     with using_config("train", False), no_backprop_mode():
         try:
             result = run_spec(spec, model, {**data.shared, **probe}, backward=False)
@@ -279,13 +301,15 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
         labels = arrays.get(label)
         if labels is None:
             continue
-        labels = np.asarray(labels).reshape(len(labels), -1)[:, 0]
-        bad = np.flatnonzero((labels != -1) & ((labels < 0) | (labels >= classes)))
+        labels = np.asarray(labels).reshape(len(labels), -1)  # every label of each row
+        wrong = (labels != -1) & ((labels < 0) | (labels >= classes))
+        bad = np.flatnonzero(wrong.any(axis=1))
         if bad.size:
             where = spec.inputs[label].loc
             row = int(bad[0] if index is None else index[bad[0]]) + 1
             what = "data row" if index is not None or part == "training" else "validation row"
+            value = labels[bad[0]][wrong[bad[0]]][0]
             raise errors.SpecError(
-                f"input '{label}': {what} {row} has label {labels[bad[0]].item()!r}, outside "
+                f"input '{label}': {what} {row} has label {value.item()!r}, outside "
                 f"0..{classes - 1} for softmax_cross_entropy over {classes} classes "
                 f"({bad.size} such row{'s' * (bad.size != 1)})", where.file, where.line, where.col)
