@@ -24,7 +24,7 @@ from typing import Any
 from graphcore.errors import SpecError, SpecErrors, clip
 from graphcore.sweep.grid import MAX_POINTS
 from graphcore.sweep.records import SCHEMA_VERSION
-from graphcore.sweep.tasks import SweepInputError, SweepReadError, SweepTask
+from graphcore.sweep.tasks import SweepInputError, SweepReadError, SweepTask, open_regular_file
 
 # A sweep writes a row of about 1 KB per point (2 KB with a long error message) for at most
 # MAX_POINTS points: 64 MiB is three times the largest sweep.json a sweep writes.
@@ -175,13 +175,7 @@ def _read_text(path: Path) -> str | None:
                                     f"limit of {MAX_BYTES // 2**20} MiB (a sweep of "
                                     f"{MAX_POINTS:,} points writes about 20 MiB)",
                                     str(path), 1, 1)])
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # swapped for a FIFO: no hang
-    except OSError as err:
-        raise SweepInputError(f"{path}: cannot read it: {err.strerror or err}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SweepInputError(f"{path} is not a regular file")
+    with open_regular_file(path, "") as handle:  # swapped for a FIFO since: no hang
         try:
             data = handle.read(MAX_BYTES + 1)
         except OSError as err:

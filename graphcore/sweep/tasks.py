@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from pickle import PickleBuffer
-from typing import Any
+from typing import Any, BinaryIO
 
-from graphcore.errors import GraphcoreError
+from graphcore.errors import GraphcoreError, UnreadableFileError
+from graphcore.regular_files import open_regular
 from graphcore.spec.model import Spec
 from graphcore.sweep.grid import SweepOptionError
 
@@ -199,18 +200,20 @@ def make_tasks(command: str, spec_file: str, spec_text: str, spec: Spec,
 def _read(path: Path, what: str) -> bytes:
     """``path``'s contents, at most ``MAX_CARRIED_BYTES`` and one more byte of them (a file
     that grows while it is read cannot take the sweep's memory)."""
-    try:
-        # non-blocking: a path swapped for a FIFO since it was checked cannot hang the open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as err:
-        raise SweepInputError(f"{what} {path}: cannot read it: {err.strerror or err}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SweepInputError(f"{what} {path} is not a regular file")
+    with open_regular_file(path, f"{what} ") as handle:
         try:
             return handle.read(MAX_CARRIED_BYTES + 1)
         except OSError as err:
             raise SweepReadError(f"{what} {path}: read failed: {err.strerror or err}") from None
+
+
+def open_regular_file(path: Path, what: str) -> BinaryIO:
+    """``regular_files.open_regular``, its refusals as the sweep's own (exit 66); a missing
+    file stays a ``FileNotFoundError``."""
+    try:
+        return open_regular(path, what)
+    except UnreadableFileError as err:
+        raise SweepInputError(err.message) from None
 
 
 def spec_paths(spec: Spec, overridden: Mapping[str, str] | None = None) -> dict[str, str]:
