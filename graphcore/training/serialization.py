@@ -11,6 +11,10 @@ a trainer snapshot holds ``updater/model:main/l1/W`` exactly as ``save_npz(model
 
 from __future__ import annotations
 
+import json
+import math
+import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
@@ -36,15 +40,25 @@ class Saver:
 
 
 class Loader:
-    """Reads from an open ``.npz`` archive; ``strict``: a missing key is an error."""
+    """Reads from an open ``.npz`` archive; ``strict``: a missing key is an error.
 
-    def __init__(self, npz: Any, path: str = "", strict: bool = True) -> None:
+    The archive is untrusted: before a key's data is decompressed, its ``.npy`` header and its
+    size in the zip directory are checked against what the reader expects (the shape and
+    dtype of the array it copies into; a scalar of the right kind; text of at most
+    ``MAX_TEXT_CHARS``), so a small file cannot make it allocate more than that. Every
+    problem is a ``SerializationError`` naming the key. ``read``: the keys read so far (shared
+    by a loader and its children), for ``unread``.
+    """
+
+    def __init__(self, npz: Any, path: str = "", strict: bool = True,
+                 read: set[str] | None = None) -> None:
         self.npz = npz
         self.path = path
         self.strict = strict
+        self.read = set() if read is None else read
 
     def __getitem__(self, key: str) -> Loader:
-        return Loader(self.npz, f"{self.path}{key}/", self.strict)
+        return Loader(self.npz, f"{self.path}{key}/", self.strict, self.read)
 
     def __call__(self, key: str, value: Any) -> Any:
         full = self.path + key
@@ -52,11 +66,11 @@ class Loader:
             if self.strict and value is not None:
                 raise SerializationError(f"{full}: the file has no such key")
             return value
-        stored = self.npz[full]
+        self.read.add(full)
+        shape, dtype = member_header(self.npz, full)
+        _expect(full, shape, dtype, value)
+        stored = read_member(self.npz, full)
         if isinstance(value, np.ndarray):
-            if value.shape != stored.shape:
-                raise SerializationError(f"{full}: expected shape {value.shape}, the file "
-                                         f"holds {stored.shape}")
             np.copyto(value, stored)
             return value
         if isinstance(value, str):
@@ -64,6 +78,93 @@ class Loader:
         if isinstance(value, bool | int | float):
             return type(value)(stored.item())
         return stored
+
+    def unread(self) -> list[str]:
+        """The archive's keys under this loader's path that nothing has read."""
+        return sorted(k for k in self.npz.files if k.startswith(self.path) and k not in self.read)
+
+
+MAX_TEXT_CHARS = 1 << 20  # a string a serializer stores (JSON of names, settings)
+MAX_ARRAY_ELEMENTS = 50_000_000  # an array whose size the reader does not fix (a spec's limit)
+
+
+def member_header(npz: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of ``key`` in the open ``.npz`` ``npz``, from its ``.npy`` header
+    alone, checked against the member's size in the zip directory (a header that claims more
+    data than the member holds, or less, is a damaged file)."""
+    archive = getattr(npz, "zip", None)
+    if archive is None:  # not an NpzFile (a dict of arrays): nothing to inflate
+        array = np.asarray(npz[key])
+        return array.shape, array.dtype
+    try:
+        info = archive.getinfo(key + ".npy")
+    except KeyError:
+        info = archive.getinfo(key)
+    try:
+        with archive.open(info) as member:
+            shape, dtype = serializers._npy_header(member)
+            offset = member.tell()
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, zlib.error) as e:
+        raise SerializationError(f"{key}: not a readable .npy array ({e})") from None
+    if dtype.hasobject:
+        raise SerializationError(f"{key}: holds Python objects (a pickled array), which are "
+                                 "never loaded")
+    if any(n < 0 for n in shape):
+        raise SerializationError(f"{key}: the header gives it shape {shape}")
+    size = offset + math.prod(shape) * dtype.itemsize
+    if info.file_size != size:
+        raise SerializationError(f"{key}: the header says shape {shape}, dtype {dtype} "
+                                 f"({size:,} bytes), but the archive member holds "
+                                 f"{info.file_size:,} bytes")
+    return tuple(shape), dtype
+
+
+def read_member(npz: Any, key: str) -> np.ndarray:
+    """``npz[key]``, its header already checked; a damaged member is a ``SerializationError``
+    naming the key (a bad CRC, a truncated stream)."""
+    try:
+        return npz[key]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, zlib.error) as e:
+        raise SerializationError(f"{key}: cannot be read ({e})") from None
+
+
+def _expect(key: str, shape: tuple[int, ...], dtype: np.dtype, value: Any) -> None:
+    """Refuse a stored array that cannot be what the reader loads into ``value``."""
+    held = f"the file holds shape {shape}, dtype {dtype}"
+    if isinstance(value, np.ndarray):
+        if shape != value.shape or dtype != value.dtype:
+            raise SerializationError(f"{key}: expected shape {value.shape}, dtype "
+                                     f"{value.dtype}; {held}")
+        return
+    if isinstance(value, str):
+        if shape != () or dtype.kind != "U":
+            raise SerializationError(f"{key}: expected a string; {held}")
+        if dtype.itemsize // 4 > MAX_TEXT_CHARS:
+            raise SerializationError(f"{key}: a string of {dtype.itemsize // 4:,} characters, "
+                                     f"over the limit of {MAX_TEXT_CHARS:,}")
+        return
+    if isinstance(value, bool | int | float):
+        kinds = "b" if isinstance(value, bool) else "iu" if isinstance(value, int) else "fiu"
+        what = {"b": "a boolean", "iu": "an integer", "fiu": "a number"}[kinds]
+        if shape != () or dtype.kind not in kinds:
+            raise SerializationError(f"{key}: expected {what} (a scalar); {held}")
+        return
+    if math.prod(shape) > MAX_ARRAY_ELEMENTS or dtype.kind not in "biufcU":
+        raise SerializationError(f"{key}: {held}, which no reader of it expects")
+
+
+class _CheckedArchive:
+    """An open ``.npz`` whose members are checked (header, size in the zip, at most
+    ``MAX_ARRAY_ELEMENTS``) before ``graphcore.serializers`` decompresses them: a link's or an
+    optimizer's arrays inside a snapshot, whose shapes the model checks only after reading."""
+
+    def __init__(self, npz: Any) -> None:
+        self.npz = npz
+        self.files = npz.files
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        _expect(key, *member_header(self.npz, key), None)
+        return read_member(self.npz, key)
 
 
 def serialize_link(serializer: Saver | Loader, link: Any) -> None:
@@ -81,9 +182,11 @@ def _serialize(serializer: Saver | Loader, target: Any, arrays: Any, load: Any) 
         for key, array in arrays(target).items():
             serializer.target[serializer.path + key] = array
         return
-    loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
+    loader = serializers._Loader(_CheckedArchive(serializer.npz), serializer.path,
+                                 serializer.strict)
     load(loader, target)
     loader.finish()
+    serializer.read.update(k for k in serializer.npz.files if k.startswith(serializer.path))
 
 
 def serialize_random_state(serializer: Saver | Loader, state: np.random.RandomState | None
@@ -96,6 +199,23 @@ def serialize_random_state(serializer: Saver | Loader, state: np.random.RandomSt
     has_gauss = serializer("has_gauss", int(has_gauss))
     cached = serializer("cached_gaussian", float(cached))
     if isinstance(serializer, Loader):
+        if not 0 <= pos <= len(keys) or has_gauss not in (0, 1):
+            raise SerializationError(f"{serializer.path}pos, has_gauss: {pos}, {has_gauss} is "
+                                     f"not a generator's state (pos in 0..{len(keys)}, "
+                                     "has_gauss 0 or 1)")
         restored = (name, np.asarray(keys, dtype=np.uint32), int(pos), int(has_gauss),
                     float(cached))
         (np.random.set_state if state is None else state.set_state)(restored)
+
+
+def load_json(serializer: Loader, key: str, check: Any, what: str) -> Any:
+    """The JSON text stored at ``key``, parsed; ``check(value)`` says whether it is ``what``
+    (e.g. "a list of names"): anything else is a ``SerializationError`` naming the key."""
+    text = serializer(key, "")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise SerializationError(f"{serializer.path}{key}: not JSON ({e})") from None
+    if not check(value):
+        raise SerializationError(f"{serializer.path}{key}: expected {what}")
+    return value
