@@ -263,6 +263,12 @@ def _running(pid: int) -> bool:
 
 
 # --- errors --------------------------------------------------------------------------------
+def output_error(path: PathLike, err: BaseException) -> CliError:
+    """The error of an output ``path`` that could not be written (``err``: why): 73, or 74
+    for a full disk or an I/O error."""
+    return _cannot_create(path, err)
+
+
 def _cannot_create(path: PathLike, err: BaseException) -> CliError:
     """The one-line message and code (73, or 74 for a full disk or an I/O error)."""
     reason = getattr(err, "strerror", None) or str(err)

@@ -4,9 +4,15 @@ spec (graphcore.training.from_spec), a per-epoch table, the files it writes, Ctr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
+import math
+import os
+import shlex
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +20,12 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cli import files, output, stdout, workflow
-from cli.errors import INTERRUPTED, USAGE, CliError
+from cli.errors import CANT_CREATE, INTERRUPTED, NO_INPUT, USAGE, CliError
 from graphcore import serializers
+from graphcore.errors import SerializationError
 from graphcore.spec import Spec
+from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES
+from graphcore.training import run_lock
 from graphcore.training.batching_choice import ROUNDS, BatchingChoice
 from graphcore.training.from_spec import (
     CHECKPOINT,
@@ -24,63 +33,206 @@ from graphcore.training.from_spec import (
     TrainingSession,
     TrainOutcome,
     load_spec_data,
+    recorded_command,
     settings_for,
 )
 
+DEFAULT_OUT_DIR = "outputs"  # train's --out-dir default
 
-def train(spec: Spec, overrides: Mapping[str, str], *, steps: int | None, epochs: int | None,
-          resume: bool, checkpoint: Path | None, params: Path | None, shuffle: bool | None,
-          optimizer: str | None,
-          lr: float | None, batch_size: int | None, mode: str, passes: list[str] | None,
-          seed: int | None, save: Path | None, json_out: bool, out_dir: Path,
-          quiet: bool, batching: str | None = None) -> None:
+
+@dataclass
+class RunOptions:
+    """The options of a ``train`` command that set how it trains (None: not given). A
+    checkpoint keeps them, so ``--resume`` continues with them: an option given with
+    ``--resume`` replaces the interrupted run's value, one not given is the interrupted run's
+    (not the spec's). The length (``--epochs``/``--steps``), ``--mode``, ``--batching`` and
+    ``--passes`` may change on resume; the other options are training settings, which must be
+    the run's (else exit 65)."""
+
+    epochs: int | None = None
+    steps: int | None = None
+    batch_size: int | None = None
+    optimizer: str | None = None
+    lr: float | None = None
+    shuffle: bool | None = None
+    seed: int | None = None
+    mode: str | None = None
+    batching: str | None = None
+    passes: list[str] | None = None
+
+    def over(self, recorded: RunOptions) -> RunOptions:
+        """These options, each one not given taken from ``recorded``; the length as one
+        (``--steps`` given replaces a recorded ``--epochs``, and the other way round)."""
+        merged = RunOptions(**{f.name: getattr(self, f.name) if getattr(self, f.name)
+                               is not None else getattr(recorded, f.name) for f in fields(self)})
+        if self.epochs is not None or self.steps is not None:
+            merged.epochs, merged.steps = self.epochs, self.steps
+        return merged
+
+    def arguments(self) -> list[str]:
+        """The options as command-line arguments."""
+        out: list[str] = []
+        for flag, value in (("--epochs", self.epochs), ("--steps", self.steps),
+                            ("--batch-size", self.batch_size), ("--optimizer", self.optimizer),
+                            ("--lr", None if self.lr is None else repr(self.lr)),
+                            ("--seed", self.seed), ("--mode", self.mode),
+                            ("--batching", self.batching),
+                            ("--passes", None if self.passes is None else
+                             ",".join(self.passes))):
+            if value is not None:
+                out += [flag, str(value)]
+        if self.shuffle is not None:
+            out.append("--shuffle" if self.shuffle else "--no-shuffle")
+        return out
+
+    @classmethod
+    def recorded(cls, path: Path) -> RunOptions:
+        """The options the checkpoint at ``path`` keeps (none given: an empty set)."""
+        stored = recorded_command(path).get("options", {})
+        kinds = {"epochs": _positive, "steps": _positive, "batch_size": _positive,
+                 "optimizer": lambda v: v in OPTIMIZER_CLASSES,
+                 "lr": lambda v: isinstance(v, int | float) and not isinstance(v, bool)
+                 and math.isfinite(v) and v > 0,
+                 "shuffle": lambda v: isinstance(v, bool),
+                 "seed": lambda v: _positive(v) or v == 0,
+                 "mode": lambda v: v in ("dynamic", "static"),
+                 "batching": lambda v: v in ("auto", "pad", "off"),
+                 "passes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v)}
+        if not isinstance(stored, dict) or not set(stored) <= set(kinds):
+            raise SerializationError(f"{path}: graphtool/command: options of another form")
+        for key, value in stored.items():
+            if value is not None and not kinds[key](value):
+                raise SerializationError(f"{path}: graphtool/command: option {key} holds "
+                                         f"{value!r}, which it cannot be")
+        return cls(**stored)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_arg: str,
+          inputs_given: list[tuple[str, str]], resume: bool, checkpoint: Path | None,
+          params: Path | None, save: str | None, json_out: bool, out_dir: str,
+          quiet: bool) -> None:
+    """``inputs_given``: the options that changed the spec or its data (``--set``,
+    ``--input``, ``--plugin``, ``--data``), for the command line that continues the run."""
+    if resume and params is not None:
+        raise CliError("--params and --resume both set the parameters; give one", USAGE)
     try:
-        settings = settings_for(spec, seed=seed, epochs=epochs, steps=steps,
-                                batch_size=batch_size, optimizer=optimizer, lr=lr,
-                                shuffle=shuffle, mode=mode)
-        data = load_spec_data(spec, settings.seed, overrides)
-        folder = files.artifact_dir(out_dir, spec.name)
-        if resume and params is not None:
-            raise CliError("--params and --resume both set the parameters; give one", USAGE)
+        files.check_out_dir(out_dir)
+        folder = Path(out_dir) / spec.name  # made once the data is read
         start = None
+        options = given
         if resume:
-            start = checkpoint or folder / CHECKPOINT
-            if not Path(start).exists():
-                raise FileNotFoundError(2, "no checkpoint to resume from", str(start))
+            start = _checkpoint(checkpoint or folder / CHECKPOINT)
+            options = given.over(RunOptions.recorded(start))
+        if options.passes is not None and options.mode != "static":
+            raise CliError("--passes applies to --mode static", USAGE)
+        settings = settings_for(spec, seed=options.seed, epochs=options.epochs,
+                                steps=options.steps, batch_size=options.batch_size,
+                                optimizer=options.optimizer, lr=options.lr,
+                                shuffle=options.shuffle, mode=options.mode or "dynamic")
+        data = load_spec_data(spec, settings.seed, overrides)
+        command = _command_line(spec_arg, options, inputs_given, out_dir, save)
         total = _length(settings, data.rows)
-        rows = None if json_out else _EpochRows.to_stdout()
-        with _progress(total, settings.steps is None, quiet) as on_step:
-            lines = None if on_step is not None or quiet or rows is not None else \
-                _EpochLines(total if settings.steps is None else None)
-            session = TrainingSession(spec, settings, data, folder, writer=files.write_bytes,
-                                      on_step=on_step, passes=passes, batching=batching,
-                                      on_batching=lambda c: _say_batching(c, quiet),
-                                      on_epoch=(rows or lines or _Ignore()).epoch)
-            if rows is not None:
-                rows.start(_title(spec, session), session.columns())
-            if params is not None:
-                workflow.load_params(params, session.model)
-            if start is not None:
-                session.resume(start)
-            with workflow.stop_on_sigint(session):
-                outcome = session.run()
+        files.artifact_dir(out_dir, spec.name)
+        with _locked(folder):
+            rows = None if json_out else _EpochRows.to_stdout()
+            with _progress(total, settings.steps is None, quiet) as on_step:
+                lines = None if on_step is not None or quiet or rows is not None else \
+                    _EpochLines(total if settings.steps is None else None)
+                session = TrainingSession(
+                    spec, settings, data, folder, writer=files.write_bytes, on_step=on_step,
+                    passes=options.passes, batching=options.batching,
+                    on_batching=lambda c: _say_batching(c, quiet),
+                    on_epoch=(rows or lines or _Ignore()).epoch,
+                    command={"options": dataclasses.asdict(options), "command_line": command})
+                if params is not None:
+                    workflow.load_params(params, session.model)
+                if start is not None:
+                    session.resume(start)
+                for note in session.notes:
+                    output.note(f"note: {note}", quiet)
+                if rows is not None:
+                    rows.start(_title(spec, session), session.columns())
+                with workflow.stop_on_sigint(session), _writing(folder):
+                    outcome = session.run()
+            written = list(outcome.written)
+            if save is not None and not outcome.interrupted:
+                buffer = io.BytesIO()
+                serializers.save_npz(buffer, session.model)
+                written.append(files.write_bytes(save, buffer.getvalue()))
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE, at=e.loc) from None
-    written = list(outcome.written)
-    if save is not None:
-        buffer = io.BytesIO()
-        serializers.save_npz(buffer, session.model)
-        written.append(files.write_bytes(save, buffer.getvalue()))
     if json_out:
         output.emit_json(_document(spec, session, outcome))
     else:
         _render(spec, session, outcome, streamed=rows is not None)
     output.wrote(written, quiet)
     if outcome.interrupted:
+        kept = "" if save is None else f"; not written: {save} (--save is written when the run " \
+            "finishes)"
         output.note(f"interrupted at step {outcome.iteration} (epoch {outcome.epoch}); "
-                    f"checkpoint: {folder / CHECKPOINT}; continue with: graphtool train "
-                    f"{spec.file} --resume", quiet=False)
+                    f"checkpoint: {folder / CHECKPOINT}{kept}; continue with: {command} "
+                    "--resume", quiet=False)
         raise typer.Exit(INTERRUPTED)
+
+
+def _checkpoint(path: Path) -> Path:
+    """The checkpoint to resume from, refused at once (66) unless a readable file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(2, "no checkpoint to resume from", str(path)) from None
+    except OSError as e:
+        raise CliError(f"cannot read checkpoint {path}: {e.strerror}", NO_INPUT) from None
+    if stat.S_ISDIR(mode):
+        raise CliError(f"checkpoint {path} is a folder, not a checkpoint file", NO_INPUT,
+                       hint=f"name the file in it, e.g. {Path(path) / CHECKPOINT}")
+    if not stat.S_ISREG(mode):
+        raise CliError(f"checkpoint {path} is not a regular file (a FIFO, a device or a "
+                       "socket); a checkpoint is read from a file", NO_INPUT)
+    return Path(path)
+
+
+def _command_line(spec_arg: str, options: RunOptions, inputs_given: list[tuple[str, str]],
+                  out_dir: str, save: str | None) -> str:
+    """The ``graphtool train`` command that runs this training, shell-quoted."""
+    words = ["graphtool", "train", spec_arg, *options.arguments()]
+    for flag, value in inputs_given:
+        words += [flag, value]
+    if os.fspath(out_dir) != DEFAULT_OUT_DIR:
+        words += ["--out-dir", os.fspath(out_dir)]
+    if save is not None:
+        words += ["--save", save]
+    return shlex.join(words)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """The run folder locked for this run (exit 73 while another run holds it)."""
+    try:
+        with run_lock.locked(folder):
+            yield
+    except run_lock.RunFolderBusy as e:
+        raise CliError(str(e), CANT_CREATE, hint="wait for it to end, or give this run "
+                       "another --out-dir") from None
+    except OSError as e:
+        if e.filename is None or Path(e.filename).name != run_lock.LOCK_FILE:
+            raise
+        raise files.output_error(e.filename, e) from None
+
+
+@contextlib.contextmanager
+def _writing(folder: Path) -> Iterator[None]:
+    """A file of the run folder that cannot be written (train.csv appended) is exit 73/74."""
+    try:
+        yield
+    except OSError as e:
+        if isinstance(e, FileNotFoundError) or e.filename is None:
+            raise
+        raise files.output_error(e.filename, e) from None
 
 
 def _length(settings: Any, rows: int) -> int:

@@ -1,8 +1,11 @@
 """Train a spec's parameters. A spec with `data:`/`train:` sections trains for epochs with
 validation, metrics and checkpoints (outputs/<name>/train.csv, curves.png, checkpoint.npz,
-best.npz); Ctrl-C writes a checkpoint and exits 130, `--resume [CHECKPOINT]` continues. Other
-specs take N optimizer steps over their inputs and print a loss table. Exit 2 when an option
-does not fit the data, 1 when the spec has no loss, 65 for bad data."""
+best.npz); Ctrl-C writes a checkpoint and exits 130 (`--save` is written only by a run that
+finishes), `--resume [CHECKPOINT]` continues with the interrupted run's options (kept in the
+checkpoint; an option given again replaces its value). One `train` writes a run folder at a
+time (exit 73 for a second). Other specs take N optimizer steps over their inputs and print a
+loss table. Exit 2 when an option does not fit the data, 1 when the spec has no loss, 65 for
+bad data or a checkpoint of another spec."""
 
 # A batch size larger than the data (or a spec whose inputs have no batch axis) is a usage
 # error, exit 2, not 65: the spec and its data are fine, the option does not fit them.
@@ -63,8 +66,9 @@ def train(
         f"{name} {rate:g}" for name, rate in DEFAULT_LR.items()) + ")."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
                                           help="Examples per step (default: all the data)."),
-    mode: Mode = typer.Option(Mode.dynamic, "--mode", help="Execution mode (static: every "
-                              "step replays one compiled plan)."),
+    mode: Mode | None = typer.Option(None, "--mode", help="Execution mode: dynamic (the "
+                                     "default) or static (every step replays one compiled "
+                                     "plan)."),
     passes: str | None = passes_option(),
     batching: Batching | None = typer.Option(
         None, "--batching", help="Per-example runs (lengths/examples inputs, data files' "
@@ -82,7 +86,7 @@ def train(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages or progress on stderr."),
 ) -> None:
     pass_list = parse_passes(passes)
-    if pass_list is not None and mode is not Mode.static:
+    if pass_list is not None and mode is not Mode.static and not resume:
         raise CliError("--passes applies to --mode static", USAGE)
     files.check_out_dir(out_dir)
     if save is not None:
@@ -92,13 +96,19 @@ def train(
                        "--resume)", USAGE)
     loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
     if loaded.data is not None or loaded.train is not None or epochs is not None or resume:
-        train_workflow.train(loaded, overrides, steps=steps, epochs=epochs, resume=resume,
-                             checkpoint=checkpoint, params=params, shuffle=shuffle,
-                             optimizer=None if optimizer is None else optimizer.value, lr=lr,
-                             batch_size=batch_size, mode=mode.value, passes=pass_list,
-                             seed=seed, save=save, json_out=json_out, out_dir=out_dir,
-                             quiet=quiet, batching=None if batching is None else batching.value)
+        given = train_workflow.RunOptions(
+            epochs=epochs, steps=steps, batch_size=batch_size,
+            optimizer=None if optimizer is None else optimizer.value, lr=lr, shuffle=shuffle,
+            seed=seed, mode=None if mode is None else mode.value,
+            batching=None if batching is None else batching.value, passes=pass_list)
+        inputs_given = [*(("--set", v) for v in sets), *(("--input", v) for v in inputs),
+                        *(("--plugin", str(v)) for v in plugins),
+                        *((("--data", str(data)),) if data is not None else ())]
+        train_workflow.train(loaded, overrides, given, spec_arg=spec, inputs_given=inputs_given,
+                             resume=resume, checkpoint=checkpoint, params=params, save=save,
+                             json_out=json_out, out_dir=out_dir, quiet=quiet)
         return
+    mode = mode or Mode.dynamic
     if params is not None or shuffle is not None:
         raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
                        "with a `data:` or `train:` section", USAGE)

@@ -172,8 +172,7 @@ def _train_workflow(spec: Spec, settings: Mapping[str, str], overrides: Mapping[
                                 lr=number("train.lr", float), mode=mode)
     data = load_spec_data(spec, run_settings.seed, overrides)
     # the point's checkpoints and best.npz are not kept: its figures are the row
-    session = TrainingSession(spec, run_settings, data, folder,
-                              writer=lambda path, contents: None)
+    session = TrainingSession(spec, run_settings, data, folder, files=False)
     outcome = session.run()
     # the rows per pass `graphtool evaluate` uses (its batch size does not follow --batch-size)
     size = max(settings_for(spec, seed=seed).batch_size, 256)

@@ -26,11 +26,10 @@ the epoch ends.
 
 from __future__ import annotations
 
-import csv
 import io
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from graphcore import errors, serializers
 from graphcore.spec.batching import check_mode
 from graphcore.spec.interpreter import SpecModel, build_model, run_spec
 from graphcore.spec.model import Spec
+from graphcore.training import checkpoint
 from graphcore.training import extension as ext
 from graphcore.training.batching_choice import (
     ROUNDS,
@@ -47,12 +47,14 @@ from graphcore.training.batching_choice import (
     MeasuredRuns,
     candidates,
 )
+from graphcore.training.checkpoint import recorded_command  # noqa: F401  (the API)
 from graphcore.training.datasets import DictDataset
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_panels
 from graphcore.training.extensions.writer import Writer, write_atomic
 from graphcore.training.iterators import SerialIterator
 from graphcore.training.reporter import report
+from graphcore.training.run_identity import RunIdentity
 from graphcore.training.serialization import Saver
 from graphcore.training.spec_data import (  # noqa: F401  (the API documented above)
     SpecData,
@@ -77,6 +79,7 @@ from graphcore.training.spec_settings import (  # noqa: F401  (the API documente
     make_optimizer,
     settings_for,
 )
+from graphcore.training.train_log import TrainLog
 from graphcore.training.trainer import Trainer
 from graphcore.training.triggers import EarlyStoppingTrigger, IntervalTrigger
 from graphcore.training.updaters import StandardUpdater
@@ -95,6 +98,7 @@ class TrainOutcome:
     stopped_early: bool
     best: dict[str, Any] | None
     written: list[str]
+    notes: list[str] = field(default_factory=list)
 
 
 def _friendly(key: str) -> str:
@@ -173,9 +177,9 @@ class _SpecEvaluator(ext.Extension):
 
 
 class _Files(ext.Extension):
-    """After each log entry: ``train.csv`` and ``best.npz`` (parameters at the best value of
-    the watched metric so far). ``curves.png`` is drawn once, when the loop ends (drawing
-    takes longer than an epoch of a small model)."""
+    """After each log entry: its row appended to ``train.csv``, and ``best.npz`` (parameters
+    at the best value of the watched metric so far). ``curves.png`` is drawn once, when the
+    loop ends (drawing takes longer than an epoch of a small model)."""
 
     trigger = 1, "iteration"
     priority = 50  # after LogReport (a reader, 100)
@@ -190,30 +194,41 @@ class _Files(ext.Extension):
     def __call__(self, trainer: Any) -> None:
         s = self.session
         log = s.epoch_log.log
-        steps = 0 if s.step_log is None else len(s.step_log.log)
-        if len(log) == self.seen and steps == self.seen_steps:
+        steps = [] if s.step_log is None else s.step_log.log
+        if len(log) == self.seen and len(steps) == self.seen_steps:
             return
-        self.seen_steps = steps
+        rows = [("step", e) for e in steps[self.seen_steps:]]
+        rows += [("epoch", e) for e in log[self.seen:]]
+        self.seen_steps = len(steps)
+        s.log_file.append(rows)
         if len(log) > self.seen:
             entry = log[-1]
+            self.seen = len(log)
             value = entry.get(s.watch)
             if value is not None and np.isfinite(value) and (
                     self.best_value is None or s.better(value, self.best_value)):
                 self.best_value, self.best_epoch = float(value), int(entry["epoch"])
                 s.write(s.out / BEST, _model_bytes(s.model))
-            self.seen = len(log)
-            s.write(s.out / CSV_LOG, s.csv_text().encode("utf-8"))
             if s.on_epoch is not None:
                 s.on_epoch(dict(entry))
-            return
-        s.write(s.out / CSV_LOG, s.csv_text().encode("utf-8"))
+
+    def finalize(self) -> None:
+        self.session.log_file.close()
 
     def serialize(self, serializer: Any) -> None:
-        self.seen = serializer("seen", self.seen)
-        self.seen_steps = serializer("seen_steps", self.seen_steps)
         best = serializer("best_value", np.nan if self.best_value is None else self.best_value)
         self.best_value = None if np.isnan(best) else float(best)
         self.best_epoch = serializer("best_epoch", self.best_epoch)
+
+
+class _SessionLog(LogReport):
+    """A ``LogReport`` whose entries a checkpoint does not hold: they are ``train.csv``'s
+    rows, read back from there on resume (so a checkpoint's size does not grow with them)."""
+
+    def serialize(self, serializer: Any) -> None:
+        if hasattr(self._trigger, "serialize"):
+            self._trigger.serialize(serializer["_trigger"])
+        self._summary.serialize(serializer["_summary"])
 
 
 class _Checkpoint(ext.Extension):
@@ -233,38 +248,6 @@ def _model_bytes(model: SpecModel) -> bytes:
     return buffer.getvalue()
 
 
-class _CheckpointState:
-    """What ``checkpoint.npz`` holds: the trainer (parameters, optimizer state, iterator
-    position and order, random state, logs, triggers) and the settings it was made with."""
-
-    def __init__(self, session: TrainingSession) -> None:
-        self.session = session
-
-    def serialize(self, serializer: Any) -> None:
-        s = self.session
-        if isinstance(serializer, Saver):
-            serializer("graphtool/spec", s.spec.name)
-            serializer("graphtool/settings", s.settings.fingerprint())
-        else:
-            settings = serializer("graphtool/settings", "")
-            if settings != s.settings.fingerprint():
-                raise errors.SerializationError(
-                    "the checkpoint was made with other training settings "
-                    f"({_settings_diff(settings, s.settings.fingerprint())}); resume with "
-                    "the same spec and options")
-        s.trainer.serialize(serializer["trainer"])
-        s.serialize_batching(serializer)
-
-
-def _settings_diff(saved: str, current: str) -> str:
-    try:
-        a, b = json.loads(saved), json.loads(current)
-    except ValueError:
-        return "unreadable settings"
-    return ", ".join(f"{k}: {a.get(k)!r} then, {b.get(k)!r} now"
-                     for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
-
-
 class TrainingSession:
     """One training run of a spec (see the module docstring)."""
 
@@ -274,7 +257,8 @@ class TrainingSession:
                  on_step: Callable[[int, int, float], None] | None = None,
                  passes: list[str] | None = None, batching: str | None = None,
                  on_batching: Callable[[BatchingChoice], None] | None = None,
-                 on_epoch: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_epoch: Callable[[dict[str, Any]], None] | None = None,
+                 files: bool = True, command: Mapping[str, Any] | None = None) -> None:
         if batching is not None:
             check_mode("TrainingSession", batching)
         if spec.loss is None:
@@ -291,7 +275,10 @@ class TrainingSession:
         self.spec, self.settings, self.data = spec, settings, data
         self.static_runners: dict[str, Any] = {}
         self.out = Path(out_dir)
-        self.writer = writer or write_atomic
+        self.writer = (writer or write_atomic) if files else _discard
+        self.command = None if command is None else dict(command)
+        self.identity = RunIdentity.of(spec, data)
+        self.notes: list[str] = []
         self.model = build_model(spec, settings.seed)
         if initial_params is not None:  # checked against the spec's shapes, as --params is
             from graphcore.spec.params import load_params
@@ -318,12 +305,15 @@ class TrainingSession:
         self.trainer = Trainer(updater, self.stop, out=str(self.out))
         if data.validation is not None:
             self.trainer.extend(_SpecEvaluator(self))
-        self.epoch_log = LogReport(filename=None)
-        self.trainer.extend(self.epoch_log)
+        self.epoch_log = _SessionLog(filename=None)
+        self.trainer.extend(self.epoch_log, name="LogReport")
         self.step_log = None
         if settings.log_every:
-            self.step_log = LogReport(trigger=(settings.log_every, "iteration"), filename=None)
+            self.step_log = _SessionLog(trigger=(settings.log_every, "iteration"),
+                                        filename=None)
             self.trainer.extend(self.step_log, name="StepLog")
+        self.log_file = TrainLog(self.out / CSV_LOG if files else None, self.columns(),
+                                 _friendly, self.writer)
         self.watch = self._watched_metric()
         self.files = _Files(self)
         self.trainer.extend(self.files)
@@ -333,7 +323,8 @@ class TrainingSession:
                 loss = trainer.observation.get("main/loss")
                 on_step(trainer.updater.iteration, trainer.updater.epoch,
                         float("nan") if loss is None else float(loss))
-            self.trainer.extend(progress, name="progress", trigger=(1, "iteration"))
+            # a trigger without state: a checkpoint does not depend on a progress bar
+            self.trainer.extend(progress, name="progress", trigger=_every_step)
         self.resumed_from: str | None = None
 
     def _runs(self, batching: str | None) -> Callable:
@@ -427,21 +418,6 @@ class TrainingSession:
                      *(f"validation/main/{m}" for m in self.settings.metrics)]
         return keys
 
-    def csv_text(self) -> str:
-        rows = [("epoch", e) for e in self.epoch_log.log]
-        if self.step_log is not None:
-            rows += [("step", e) for e in self.step_log.log]
-        rows.sort(key=lambda r: (r[1]["iteration"], r[0] == "epoch"))
-        keys = self.columns()
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["kind", "epoch", "step", *(_friendly(k) for k in keys), "elapsed_s"])
-        for kind, entry in rows:
-            writer.writerow([kind, entry["epoch"], entry["iteration"],
-                             *(repr(entry[k]) if k in entry else "" for k in keys),
-                             f"{entry['elapsed_time']:.3f}"])
-        return out.getvalue()
-
     def curves_png(self) -> bytes:
         panels: dict[str, dict[str, list[tuple[float, float]]]] = {}
         for name in ("loss", *self.settings.metrics):
@@ -455,15 +431,27 @@ class TrainingSession:
         return render_panels(panels, "epoch")
 
     def save_checkpoint(self) -> str:
-        buffer = io.BytesIO()
-        serializers.save_npz(buffer, _CheckpointState(self))
         path = self.out / CHECKPOINT
-        self.write(path, buffer.getvalue())
+        self.write(path, checkpoint.contents(self))
         return str(path)
 
     def resume(self, path: str | Path) -> None:
-        serializers.load_npz(path, _CheckpointState(self), max_elements=self.spec.max_elements)
-        self.resumed_from = str(path)
+        """Continue from the checkpoint at ``path``: refused (``SerializationError`` naming the
+        file and the key) when it is another spec's or data's, was made with other settings,
+        or is damaged; every array's header is checked before its data is read."""
+        checkpoint.load(self, path)
+        self.resumed_from = os.fspath(path)
+
+    def restore_log(self, state: dict[str, Any], source: Path) -> None:
+        """The log entries a checkpoint's ``train.csv`` holds (``state``: how much of it)."""
+        epochs, steps, why = self.log_file.restore(state, source)
+        self.epoch_log._log[:] = epochs
+        if self.step_log is not None:
+            self.step_log._log[:] = steps
+        self.files.seen, self.files.seen_steps = len(epochs), len(steps)
+        if why is not None:
+            self.notes.append(f"the log before this checkpoint is not available ({why}); "
+                              f"{self.out / CSV_LOG} holds the steps after it")
 
     def serialize_batching(self, serializer: Any) -> None:
         """A measured choice is saved; a resumed run that would measure keeps it instead."""
@@ -504,7 +492,8 @@ class TrainingSession:
             if (self.out / name).exists() and str(self.out / name) not in written:
                 written.append(str(self.out / name))
         return TrainOutcome([dict(e) for e in self.epoch_log.log], updater.iteration,
-                            updater.epoch, interrupted, stopped_early, best, written)
+                            updater.epoch, interrupted, stopped_early, best, written,
+                            list(self.notes))
 
     def params(self) -> dict[str, np.ndarray]:
         return {name.lstrip("/"): p.array for name, p in self.model.namedparams()
@@ -541,3 +530,11 @@ class _Sampler:
         from graphcore.training.serialization import serialize_random_state
 
         serialize_random_state(serializer, self.rng)
+
+
+def _every_step(trainer: Any) -> bool:
+    return True
+
+
+def _discard(path: str, data: bytes) -> None:
+    """The writer of a session that keeps no files."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.errors import SerializationError
 from graphcore.training.serialization import Loader, serialize_random_state
 
 
@@ -132,7 +133,16 @@ class SerialIterator:
             order = serializer("order", self._order)
             if isinstance(serializer, Loader):
                 self._order = np.asarray(order)
+                if not np.array_equal(np.sort(self._order), np.arange(len(self._order))):
+                    raise SerializationError(
+                        f"{serializer.path}order: not an order of the {len(self._order)} "
+                        "examples (each index from 0 once)")
         self._previous_epoch_detail = serializer("previous_epoch_detail",
                                                  float(self._previous_epoch_detail))
+        if isinstance(serializer, Loader) and not (
+                0 <= self.current_position <= self._epoch_size and self.epoch >= 0):
+            raise SerializationError(
+                f"{serializer.path}current_position, epoch: {self.current_position}, "
+                f"{self.epoch} is no position in an epoch of {self._epoch_size} examples")
         if hasattr(self.order_sampler, "serialize"):
             self.order_sampler.serialize(serializer["order_sampler"])

@@ -153,7 +153,14 @@ class DictSummary:
         return stats
 
     def serialize(self, serializer: Any) -> None:
-        names = serializer("_names", json.dumps(list(self._summaries)))
-        for index, name in enumerate(json.loads(str(names))):
+        from graphcore.training.serialization import Saver, load_json
+
+        if isinstance(serializer, Saver):
+            names = list(self._summaries)
+            serializer("_names", json.dumps(names))
+        else:
+            names = load_json(serializer, "_names", lambda v: isinstance(v, list) and all(
+                isinstance(n, str) for n in v), "a list of names")
+        for index, name in enumerate(names):
             summary = self._summaries.setdefault(name, Summary())
             summary.serialize(serializer[f"_summaries/{index}"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphcore.errors import SerializationError
 from graphcore.training.convert import _check_device, concat_examples
 from graphcore.training.serialization import serialize_link, serialize_optimizer
 
@@ -93,3 +94,6 @@ class StandardUpdater(Updater):
             serialize_link(serializer["model:" + name], optimizer.target)
             serialize_optimizer(serializer["optimizer:" + name], optimizer)
         self.iteration = serializer("iteration", self.iteration)
+        if self.iteration < 0:
+            raise SerializationError(f"{serializer.path}iteration: {self.iteration} is no "
+                                     "step count")

@@ -256,15 +256,42 @@ def test_params_start_and_resume_from_a_named_checkpoint(folder):
                "--json", "--out-dir", folder / "b")
     assert warm.exit_code == 0, warm.stderr
     assert json.loads(warm.stdout)["log"][0]["loss"] < fresh
-    saved = folder / "kept.npz"
+    kept = folder / "kept"  # a checkpoint and its run's train.csv, moved elsewhere
+    kept.mkdir()
+    saved = kept / "checkpoint.npz"
     saved.write_bytes((folder / "a" / "points" / "checkpoint.npz").read_bytes())
+    (kept / "train.csv").write_bytes((folder / "a" / "points" / "train.csv").read_bytes())
     resumed = cli("train", folder / "points.yaml", "--epochs", 4, "--resume", saved, "--json",
                   "--out-dir", folder / "c")
     assert resumed.exit_code == 0, resumed.stderr
     doc = json.loads(resumed.stdout)
     assert doc["resumed_from"] == str(saved)
     assert [e["epoch"] for e in doc["log"]] == [1, 2, 3, 4]  # the log continues too
+    rows = (folder / "c" / "points" / "train.csv").read_text().splitlines()
+    assert [r.split(",")[1] for r in rows[1:]] == ["1", "2", "3", "4"]
     assert cli("train", folder / "points.yaml", saved).exit_code == 2  # a checkpoint needs --resume
+
+
+def test_a_checkpoint_without_its_train_csv_resumes_and_says_the_log_starts_after_it(folder):
+    """The log is train.csv's (a checkpoint does not grow with it): a checkpoint moved alone
+    resumes the same parameters, and train.csv holds the epochs after it."""
+    full = cli("train", folder / "points.yaml", "--epochs", 4, "--save", folder / "full.npz",
+               "--out-dir", folder / "a", "-q")
+    assert full.exit_code == 0, full.stderr
+    part = cli("train", folder / "points.yaml", "--epochs", 3, "--out-dir", folder / "b", "-q")
+    assert part.exit_code == 0, part.stderr
+    alone = folder / "alone.npz"
+    alone.write_bytes((folder / "b" / "points" / "checkpoint.npz").read_bytes())
+    resumed = cli("train", folder / "points.yaml", "--epochs", 4, "--resume", alone, "--json",
+                  "--out-dir", folder / "c", "--save", folder / "resumed.npz")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert f"note: the log before this checkpoint is not available ({folder / 'train.csv'} " \
+        "is missing)" in resumed.stderr
+    assert [e["epoch"] for e in json.loads(resumed.stdout)["log"]] == [4]
+    rows = (folder / "c" / "points" / "train.csv").read_text().splitlines()
+    assert rows[0].startswith("kind,epoch,step,") and [r[:8] for r in rows[1:]] == ["epoch,4,"]
+    with np.load(folder / "full.npz") as a, np.load(folder / "resumed.npz") as b:
+        assert all(np.array_equal(a[k], b[k]) for k in a.files)
 
 
 def test_commands_on_rows_refuse_specs_without_rows_in_one_located_line(tmp_path):

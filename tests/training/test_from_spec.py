@@ -394,3 +394,124 @@ def test_switching_to_an_optimizer_without_a_rate_names_the_spec_lr():
     with pytest.raises(TrainingOptionError, match=r"optimizer adadelta has no learning rate "
                        r"\(the spec's train: sets lr\)"):
         settings("{lr: 0.1}", optimizer="adadelta")
+
+
+# --- the log appended, the checkpoint of constant size -----------------------------------------
+
+class _Recorder:
+    """A writer that writes, and remembers how often each file was written whole."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+        self.sizes: dict[str, list[int]] = {}
+
+    def __call__(self, path, data):
+        from graphcore.atomic import write_atomic
+
+        name = path.rsplit("/", 1)[-1]
+        self.counts[name] = self.counts.get(name, 0) + 1
+        self.sizes.setdefault(name, []).append(len(data))
+        write_atomic(path, data)
+
+
+def test_train_csv_is_appended_and_the_checkpoint_does_not_grow_with_the_epochs(blobs):
+    """Regression: every epoch rewrote the whole log into train.csv and into the checkpoint
+    (as JSON), so epoch 1000 cost several times epoch 100 and log_every: 1 was quadratic."""
+    spec = load(blobs)
+    spec.train.log_every = 1
+    settings = settings_for(spec, epochs=40)
+    writer = _Recorder()
+    session = TrainingSession(spec, settings, load_spec_data(spec, settings.seed),
+                              blobs / "out", writer=writer)
+    session.run()
+    assert writer.counts["train.csv"] == 1  # its first rows; then one append per entry
+    rows = (blobs / "out" / "train.csv").read_text().splitlines()
+    assert len(rows) == 1 + 40 + 40 * 9
+    sizes = writer.sizes["checkpoint.npz"]
+    assert len(sizes) == 40 and max(sizes) - min(sizes) < 100  # compressed counters vary
+    with np.load(blobs / "out" / "checkpoint.npz") as checkpoint:
+        assert not [k for k in checkpoint.files if k.endswith("/_log")]
+        log = json.loads(str(checkpoint["graphtool/log"]))
+    assert log["bytes"] == (blobs / "out" / "train.csv").stat().st_size
+
+
+def test_resume_cuts_train_csv_to_the_checkpoint_and_continues_it(blobs):
+    """Rows written after the checkpoint (a run killed between the two) are not the resumed
+    run's: train.csv is cut to the length the checkpoint recorded, then appended."""
+    spec = load(blobs)
+    spec.train.checkpoint_every = 2
+    full, _ = train(spec, blobs, epochs=4)
+    full_rows = (blobs / "out" / "train.csv").read_text().splitlines()
+    part_dir = blobs / "part"
+    settings = settings_for(spec, epochs=3)
+    part = TrainingSession(spec, settings, load_spec_data(spec, 0), part_dir)
+    part.run()  # checkpoints at epoch 2 only: train.csv goes on to epoch 3
+    assert len((part_dir / "train.csv").read_text().splitlines()) == 4
+    settings = settings_for(spec, epochs=4)
+    resumed = TrainingSession(spec, settings, load_spec_data(spec, 0), part_dir)
+    resumed.resume(part_dir / "checkpoint.npz")
+    assert [e["epoch"] for e in resumed.epoch_log.log] == [1, 2]
+    outcome = resumed.run()
+    assert [e["epoch"] for e in outcome.log] == [1, 2, 3, 4] and not outcome.notes
+    rows = (part_dir / "train.csv").read_text().splitlines()
+    assert [r.rsplit(",", 1)[0] for r in rows] == [r.rsplit(",", 1)[0] for r in full_rows]
+    for name, value in full.params().items():
+        np.testing.assert_array_equal(resumed.params()[name], value, err_msg=name)
+
+
+def test_an_edited_train_csv_is_not_taken_for_the_checkpoints_log(blobs):
+    spec = load(blobs)
+    train(spec, blobs, epochs=2)
+    csv_path = blobs / "out" / "train.csv"
+    csv_path.write_text(csv_path.read_text().replace("epoch,1,", "epoch,7,"))
+    session = TrainingSession(spec, settings_for(spec, epochs=3), load_spec_data(spec, 0),
+                              blobs / "out")
+    session.resume(blobs / "out" / "checkpoint.npz")
+    assert session.notes == [f"the log before this checkpoint is not available ({csv_path} "
+                             "has changed since the checkpoint was written); "
+                             f"{csv_path} holds the steps after it"]
+    outcome = session.run()
+    assert [e["epoch"] for e in outcome.log] == [3]
+    assert [r[:8] for r in csv_path.read_text().splitlines()[1:]] == ["epoch,3,"]
+
+
+def test_a_checkpoint_resumes_with_or_without_a_progress_bar(blobs):
+    """Regression: the progress bar (a terminal) was an extension with a trigger saved in the
+    checkpoint, so a run in a terminal could not resume one made in a pipe (a missing key)."""
+    spec = load(blobs)
+    train(spec, blobs, epochs=2)
+    seen = []
+    session = TrainingSession(spec, settings_for(spec, epochs=3), load_spec_data(spec, 0),
+                              blobs / "out", on_step=lambda *step: seen.append(step))
+    session.resume(blobs / "out" / "checkpoint.npz")
+    session.run()
+    assert seen and seen[-1][:2] == (27, 3)
+    again = TrainingSession(spec, settings_for(spec, epochs=4), load_spec_data(spec, 0),
+                            blobs / "out")
+    again.resume(blobs / "out" / "checkpoint.npz")
+    assert again.run().epoch == 4
+
+
+def test_a_session_without_files_writes_nothing(blobs):
+    spec = load(blobs)
+    settings = settings_for(spec, epochs=2)
+    session = TrainingSession(spec, settings, load_spec_data(spec, 0), blobs / "none",
+                              files=False)
+    outcome = session.run()
+    assert [e["epoch"] for e in outcome.log] == [1, 2] and outcome.written == []
+    assert not any((blobs / "none").iterdir())
+
+
+def test_a_run_folder_is_held_by_one_run_at_a_time(tmp_path):
+    import os
+
+    from graphcore.training.run_lock import RunFolderBusy, locked
+
+    with locked(tmp_path):
+        with pytest.raises(RunFolderBusy) as busy, locked(tmp_path):
+            pass
+        assert busy.value.pid == os.getpid()
+        assert str(busy.value) == f"{tmp_path} is being written by another training run " \
+            f"(process {os.getpid()})"
+    with locked(tmp_path):  # released when its holder ends
+        pass

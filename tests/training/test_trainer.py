@@ -198,3 +198,33 @@ def test_learning_rate_schedules_and_observe_lr(tmp_path):
     steps = trainer2.updater.iteration
     assert trainer2.updater.get_optimizer("main").alpha == pytest.approx(
         max(0.1 * (1 - steps / 10), 0.0))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("updater/iteration", np.array([3, 4]), "updater/iteration: expected an integer (a "
+     "scalar); the file holds shape (2,), dtype int64"),
+    ("updater/iterator:main/order", np.arange(90)[::-1] * 2, "updater/iterator:main/order: "
+     "not an order of the 90 examples"),
+    ("_numpy_random/keys", np.zeros(624, np.float64), "_numpy_random/keys: expected shape "
+     "(624,), dtype uint32; the file holds shape (624,), dtype float64"),
+    ("_numpy_random/keys", np.zeros(10**6, np.uint32), "_numpy_random/keys: expected shape "
+     "(624,), dtype uint32; the file holds shape (1000000,), dtype uint32"),
+    ("extensions/LogReport/_log", np.asarray("[{"), "extensions/LogReport/_log: not JSON"),
+    ("extensions/LogReport/_log", np.asarray('[{"main/loss": "x"}]'),
+     "extensions/LogReport/_log: expected a list of log entries (objects of numbers)"),
+])
+def test_a_tampered_snapshot_is_refused_naming_the_key(tmp_path, key, value, message):
+    """Regression: these were a ValueError from numpy or json (a traceback) or accepted; an
+    array is checked against what it is read into from its header, before it is inflated."""
+    first, _ = make_trainer(tmp_path / "part", 1)
+    first.extend(extensions.snapshot(filename="snap"), trigger=(1, "epoch"))
+    first.run()
+    with np.load(tmp_path / "part" / "snap") as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    assert key in arrays
+    arrays[key] = value
+    np.savez(tmp_path / "bad.npz", **arrays)
+    resumed, _ = make_trainer(tmp_path / "part", 2)
+    with pytest.raises(graphcore.errors.SerializationError) as info:
+        graphcore.serializers.load_npz(tmp_path / "bad.npz", resumed)
+    assert str(info.value).startswith(message)

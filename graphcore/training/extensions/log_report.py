@@ -12,7 +12,7 @@ from typing import Any
 from graphcore.training.extension import Extension
 from graphcore.training.extensions.writer import Writer, write_atomic
 from graphcore.training.reporter import DictSummary
-from graphcore.training.serialization import Saver
+from graphcore.training.serialization import Saver, load_json
 from graphcore.training.triggers import get_trigger
 
 
@@ -66,4 +66,11 @@ class LogReport(Extension):
         if isinstance(serializer, Saver):
             serializer("_log", json.dumps(self._log))
         else:
-            self._log = json.loads(serializer("_log", ""))
+            self._log = load_json(serializer, "_log", _is_log, "a list of log entries "
+                                  "(objects of numbers)")
+
+
+def _is_log(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(entry, dict) and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                        for v in entry.values()) for entry in value)
