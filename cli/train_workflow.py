@@ -156,13 +156,14 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
                     output.note(f"note: {note}", quiet)
                 if rows is not None:
                     rows.start(_title(spec, session), session.columns())
-                with workflow.stop_on_sigint(session), _writing(folder):
+                with workflow.stop_on_signals(session), _writing(folder):
                     outcome = session.run()
-            written = list(outcome.written)
-            if save is not None and not outcome.interrupted:
-                buffer = io.BytesIO()
-                serializers.save_npz(buffer, session.model)
-                written.append(files.write_bytes(save, buffer.getvalue()))
+                    written = list(outcome.written)
+                    if save is not None and not outcome.interrupted:
+                        with session.whole_files():
+                            buffer = io.BytesIO()
+                            serializers.save_npz(buffer, session.model)
+                            written.append(files.write_bytes(save, buffer.getvalue()))
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE, at=e.loc) from None
     if json_out:

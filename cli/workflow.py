@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cli import specs
-from cli.errors import USAGE, CliError
+from cli.errors import USAGE, CliError, Terminated
 from graphcore.spec import Spec
 from graphcore.spec.validate_workflow import use_data_file
 
@@ -40,20 +40,26 @@ def load_params(path: Path, model: Any) -> None:
 
 
 @contextlib.contextmanager
-def stop_on_sigint(session: Any) -> Iterator[None]:
+def stop_on_signals(session: Any) -> Iterator[None]:
     """The first Ctrl-C asks the session to stop after the current step (it then writes a
-    checkpoint); a second one interrupts at once."""
-    def handler(signum: int, frame: Any) -> None:
+    checkpoint); a second one, or SIGTERM, interrupts at once, but never inside a file the
+    session is writing (``session.interrupt``): the files it leaves are whole."""
+    def on_sigint(signum: int, frame: Any) -> None:
         if session.stop.requested:
-            raise KeyboardInterrupt
+            session.interrupt(KeyboardInterrupt())
         session.request_stop()
 
+    def on_sigterm(signum: int, frame: Any) -> None:
+        session.interrupt(Terminated())
+
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = signal.signal(signal.SIGINT, on_sigint)
     except ValueError:  # not the main thread (an embedding application): no handler
         yield
         return
+    previous_term = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)

@@ -26,9 +26,10 @@ the epoch ends.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,11 +113,31 @@ def _observed(metric: str) -> str:
 
 
 class _StoppableTrigger:
-    """The stop trigger, plus a request to stop after the current step (Ctrl-C)."""
+    """The stop trigger, plus a request to stop after the current step (Ctrl-C), and the
+    interruptions held back while a file is being made (see ``TrainingSession.interrupt``)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.requested = False
+        self.writing = 0
+        self.held: BaseException | None = None
+
+    @contextlib.contextmanager
+    def whole(self) -> Iterator[None]:
+        self.writing += 1
+        try:
+            yield
+        finally:
+            self.writing -= 1
+            if not self.writing and self.held is not None:
+                held, self.held = self.held, None
+                raise held
+
+    def interrupt(self, exc: BaseException) -> None:
+        if not self.writing:
+            raise exc
+        if self.held is None:
+            self.held = exc
 
     def __call__(self, trainer: Any) -> bool:
         return self.requested or self.inner(trainer)
@@ -192,6 +213,10 @@ class _Files(ext.Extension):
         self.best_epoch = 0
 
     def __call__(self, trainer: Any) -> None:
+        with self.session.whole_files():
+            self._write()
+
+    def _write(self) -> None:
         s = self.session
         log = s.epoch_log.log
         steps = [] if s.step_log is None else s.step_log.log
@@ -432,7 +457,8 @@ class TrainingSession:
 
     def save_checkpoint(self) -> str:
         path = self.out / CHECKPOINT
-        self.write(path, checkpoint.contents(self))
+        with self.whole_files():
+            self.write(path, checkpoint.contents(self))
         return str(path)
 
     def resume(self, path: str | Path) -> None:
@@ -471,6 +497,17 @@ class TrainingSession:
         """End the loop after the current step (safe from a signal handler)."""
         self.stop.requested = True
 
+    def interrupt(self, exc: BaseException) -> None:
+        """Raise ``exc`` (the caller's interruption, e.g. from a signal handler) now; while
+        the session is making one of its files, as soon as that file is whole. An exception
+        raised inside numpy's or zipfile's writers would leave them half-closed, and their
+        clean-up would replace it with an error of their own."""
+        self.stop.interrupt(exc)
+
+    def whole_files(self) -> contextlib.AbstractContextManager[None]:
+        """A block in which ``interrupt`` waits (files the caller writes for the session)."""
+        return self.stop.whole()
+
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> TrainOutcome:
         if self.batching is not None and self.on_batching is not None:
@@ -481,7 +518,8 @@ class TrainingSession:
         if interrupted:
             written.append(self.save_checkpoint())
         if self.epoch_log.log:
-            self.write(self.out / CURVES, self.curves_png())
+            with self.whole_files():
+                self.write(self.out / CURVES, self.curves_png())
         updater = self.trainer.updater
         stopped_early = not interrupted and getattr(self.stop.inner, "stopped_early", False)
         best = None

@@ -3,6 +3,7 @@ sequence data files, dtypes kept, early stopping, regression metrics, spec error
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import numpy as np
@@ -515,3 +516,38 @@ def test_a_run_folder_is_held_by_one_run_at_a_time(tmp_path):
             f"(process {os.getpid()})"
     with locked(tmp_path):  # released when its holder ends
         pass
+
+
+def test_an_interruption_while_a_checkpoint_is_written_waits_until_the_file_is_whole(
+        blobs, monkeypatch):
+    """Regression: SIGTERM arriving inside numpy's npz writer left zipfile half-closed, and its
+    clean-up replaced the interruption with "Can't close the ZIP file" (exit 70). What a
+    signal handler passes to ``session.interrupt`` mid-write is raised once the file is
+    written; outside a file it is raised at once."""
+    spec = load(blobs)
+    settings = settings_for(spec, epochs=3)
+    session = TrainingSession(spec, settings, load_spec_data(spec, settings.seed),
+                              blobs / "out")
+    with pytest.raises(KeyboardInterrupt):
+        session.interrupt(KeyboardInterrupt())
+    write_array = np.lib.format.write_array
+    arrived = []
+
+    def signal_arrives(*args, **kwargs):
+        making_checkpoint = any(f.function == "save_checkpoint" for f in inspect.stack())
+        if making_checkpoint and not arrived:  # as a handler would, inside numpy's writer
+            arrived.append(True)
+            session.interrupt(KeyboardInterrupt())
+        return write_array(*args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", signal_arrives)
+    with pytest.raises(KeyboardInterrupt):
+        session.run()
+    assert arrived
+    monkeypatch.undo()
+    checkpoint = blobs / "out" / "checkpoint.npz"
+    with np.load(checkpoint) as arrays:
+        assert "graphtool/log" in arrays.files
+    resumed = TrainingSession(spec, settings, load_spec_data(spec, settings.seed),
+                              blobs / "out")
+    resumed.resume(checkpoint)
