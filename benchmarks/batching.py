@@ -8,7 +8,7 @@
    256 examples of 64 features, forward and backward. Floor: numpy that processes the two
    groups as two batches. Target: auto-batched within 1.5x.
 
-Both spec sides run exactly as ``graphtool bench`` runs them (``graphcore.spec.bench``'s
+Both spec sides run exactly as ``graphtool bench`` runs them (``graphcore.commands.bench``'s
 runners); their gradients are checked against the floor's before timing. One BLAS thread;
 warm-up, then each batched side against the floor on its own: rounds giving the two in turn a
 block of calls (one untimed, four timed), about 4 s per spec in all; the ratio is of the two
@@ -36,9 +36,9 @@ from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from graphcore.spec.bench import RUNNERS  # noqa: E402
-from graphcore.spec.inputs import make_inputs  # noqa: E402
-from graphcore.spec.loader import load_spec_text  # noqa: E402
+from graphcore.commands.bench import RUNNERS  # noqa: E402
+from graphcore.inputs.make import make_inputs  # noqa: E402
+from graphcore.language.loader import load_spec_text  # noqa: E402
 
 LENGTHS = [5 + (7 * i) % 45 for i in range(100)]  # 100 sequences, every length 5..49
 RNN = f"""

@@ -2,7 +2,7 @@
 against the same model written in Python against graphcore.
 
 The spec side is ``specs/seed_static.yaml`` run exactly as ``graphtool bench`` runs it in
-dynamic mode (``graphcore.spec.bench``'s runner: ``run_spec`` with its argument checks,
+dynamic mode (``graphcore.commands.bench``'s runner: ``run_spec`` with its argument checks,
 seeding, path and timings); the Python side is ``benchmarks/engine.py``'s W1 step (cleargrads,
 ``sum(l2(relu(l1(x))))``, backward) on the same parameter values and input; the numpy floor
 is W1's. Before timing, both graphcore sides' gradients are checked equal. Timing is
@@ -34,8 +34,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import engine  # noqa: E402
 
-from graphcore.spec.bench import RUNNERS  # noqa: E402
-from graphcore.spec.loader import load_spec_file  # noqa: E402
+from graphcore.commands.bench import RUNNERS  # noqa: E402
+from graphcore.language.loader import load_spec_file  # noqa: E402
 
 SEED_SPEC = Path(__file__).resolve().parent.parent / "specs" / "seed_static.yaml"
 TARGET = 1.3  # spec interpreter / Python, define-by-run
@@ -44,7 +44,7 @@ TARGET = 1.3  # spec interpreter / Python, define-by-run
 def build_sides() -> dict[str, Callable[[], None]]:
     """The three sides, checked: the spec and the Python model give the same gradients."""
     spec = load_spec_file(str(SEED_SPEC))
-    from graphcore.spec.inputs import make_inputs
+    from graphcore.inputs.make import make_inputs
 
     inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
     runner = RUNNERS["dynamic"](spec, inputs, spec.seed)

@@ -36,8 +36,8 @@ def main() -> None:
     steps = str(parser.parse_args().steps)
     grid = ["--grid", f"params.width={','.join(WIDTHS)}", "--grid",
             f"train.lr={','.join(RATES)}", "--grid", f"train.steps={steps}"]
+    from graphcore.commands.sweep import make_tasks, run_point
     from graphcore.spec import load_spec_file
-    from graphcore.sweep import make_tasks, run_point
 
     points = [{"params.width": w, "train.lr": lr, "train.steps": steps}
               for w, lr in itertools.product(WIDTHS, RATES)]

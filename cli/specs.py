@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 
 from cli.errors import IO_ERROR, NO_INPUT, USAGE, CliError
 from graphcore.errors import SpecError, SpecErrors, clip
+from graphcore.language.yaml_source import MAX_BYTES
 from graphcore.plugins import load_plugin
 from graphcore.spec import Spec, load_spec_file, load_spec_text
-from graphcore.spec.yaml_source import MAX_BYTES
 
 STDIN = "-"
 

@@ -1,5 +1,5 @@
 """`graphtool bench --train`: training steps timed per mode and batching
-(graphcore.training.bench_steps), as a table, JSON or CSV, and the artifacts bench_train.json,
+(graphcore.commands.bench_train), as a table, JSON or CSV, and the artifacts bench_train.json,
 bench_train.csv and bench_train.txt (beside bench.json, which `report` reads)."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from rich.console import Console
 
 from cli import files, output
 from cli.errors import USAGE, CliError
-from graphcore.spec import Spec
-from graphcore.training.bench_steps import (
+from graphcore.commands.bench_train import (
     FIELDS,
     TrainBench,
     TrainBenchOptionError,
     TrainBenchResult,
     bench_training,
 )
-from graphcore.training.spec_settings import TrainingOptionError
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.spec import Spec
 
 SCHEMA_VERSION = 1
 ARTIFACT = "bench_train"

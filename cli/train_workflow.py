@@ -1,5 +1,5 @@
 """`graphtool train` for specs with `data:`/`train:` sections: a Trainer configured from the
-spec (graphcore.training.from_spec), a per-epoch table, the files it writes, Ctrl-C."""
+spec (graphcore.commands.train.session), a per-epoch table, the files it writes, Ctrl-C."""
 
 from __future__ import annotations
 
@@ -22,12 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cli import files, output, stdout, workflow
 from cli.errors import CANT_CREATE, INTERRUPTED, NO_INPUT, USAGE, CliError
 from graphcore import serializers
-from graphcore.errors import SerializationError
-from graphcore.spec import Spec
-from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES
-from graphcore.training import run_lock
-from graphcore.training.batching_choice import ROUNDS, BatchingChoice
-from graphcore.training.from_spec import (
+from graphcore.commands.train import run_lock
+from graphcore.commands.train.batching_choice import ROUNDS, BatchingChoice
+from graphcore.commands.train.session import (
     CHECKPOINT,
     TrainingOptionError,
     TrainingSession,
@@ -36,6 +33,9 @@ from graphcore.training.from_spec import (
     recorded_command,
     settings_for,
 )
+from graphcore.errors import SerializationError
+from graphcore.language.validate_workflow import OPTIMIZER_CLASSES
+from graphcore.spec import Spec
 
 DEFAULT_OUT_DIR = "outputs"  # train's --out-dir default
 
@@ -378,7 +378,7 @@ def _rows(arrays: Mapping[str, Any]) -> int:
 
 
 def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome) -> dict[str, Any]:
-    from graphcore.spec.report import SCHEMA_VERSION
+    from graphcore.commands.run import SCHEMA_VERSION
 
     s = session.settings
     log = [{_friendly(k): v for k, v in entry.items()} for entry in outcome.log]

@@ -32,8 +32,8 @@ from graphcore import (  # noqa: E402
     training,
 )
 from graphcore.links.link import Chain, ChainList, Link, Sequential  # noqa: E402
+from graphcore.reporter import Reporter, report, report_scope  # noqa: E402
 from graphcore.static import compile, static_code, static_graph  # noqa: E402
-from graphcore.training.reporter import Reporter, report, report_scope  # noqa: E402
 
 __all__ = [
     "Attr", "Chain", "ChainList", "FunctionNode", "Link", "Parameter", "Reporter", "Sequential",

@@ -62,11 +62,11 @@ from graphcore import (
     reporter,
     serializers,
 )
+from graphcore import datasets as training_datasets
+from graphcore import iterators as training_iterators
 from graphcore.static.compile import static_graph
-from graphcore.training import datasets as training_datasets
 from graphcore.training import extension as training_extension
 from graphcore.training import extensions as training_extensions
-from graphcore.training import iterators as training_iterators
 from graphcore.training import trainer as training_trainer
 from graphcore.training import triggers as training_triggers
 from graphcore.training import updaters as training_updaters

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.ops._checks import axis_argument
 from graphcore.ops.activation import leaky_relu, relu, sigmoid, softplus, tanh
 from graphcore.ops.arithmetic import add, div, mul, neg, pow, sub
 from graphcore.ops.array import (
@@ -25,6 +24,7 @@ from graphcore.ops.array import (
     transpose_sequence,
 )
 from graphcore.ops.attention import attention
+from graphcore.ops.checks import axis_argument
 from graphcore.ops.convolution import (
     convolution_1d,
     convolution_2d,

@@ -19,12 +19,12 @@ from typing import IO
 
 import numpy as np
 
-from graphcore.array_files import ArrayFileError, NpzArchive
 from graphcore.config import config
 from graphcore.errors import ArgumentTypeError, SerializationError
+from graphcore.files.arrays import ArrayFileError, NpzArchive
+from graphcore.files.regular import open_regular
 from graphcore.links.link import Link
 from graphcore.optimizers import Optimizer
-from graphcore.regular_files import open_regular
 
 __all__ = ["load_npz", "save_npz"]
 
@@ -68,7 +68,7 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
     array's header is checked before its data is inflated: against the array it replaces
     (shape and dtype), against ``max_elements`` where none constrains it (a lazy parameter),
     and against the member's own declared size, so a small file that would inflate to
-    gigabytes is refused without inflating it (``graphcore.array_files``).
+    gigabytes is refused without inflating it (``graphcore.files.arrays``).
     """
     if not isinstance(obj, Link | Optimizer) and not hasattr(obj, "serialize"):
         raise ArgumentTypeError(f"load_npz loads into a Link or an Optimizer, got "
@@ -82,7 +82,7 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
         elif hasattr(obj, "serialize"):
-            from graphcore.training.serialization import Loader
+            from graphcore.serialization import Loader
 
             obj.serialize(Loader(archive, path, strict))
             return
@@ -140,7 +140,7 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
     if isinstance(obj, Link):
         return _link_arrays(obj)
     if hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
-        from graphcore.training.serialization import Saver
+        from graphcore.serialization import Saver
 
         arrays: dict[str, np.ndarray] = {}
         obj.serialize(Saver(arrays))

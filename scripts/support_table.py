@@ -1,4 +1,4 @@
-"""Write the support table of graphcore.support into docs/support.md (between its
+"""Write the support table of graphcore.commands.support into docs/support.md (between its
 support-table markers). Run from anywhere: python scripts/support_table.py"""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphcore.support import support_markdown  # noqa: E402
+from graphcore.commands.support import support_markdown  # noqa: E402
 
 PAGE = ROOT / "docs" / "support.md"
 BEGIN, END = "<!-- support-table:begin -->", "<!-- support-table:end -->"

@@ -9,7 +9,7 @@ import pytest
 
 from graphcore.config import using_config
 from graphcore.spec import build_model, run_spec
-from graphcore.static.spec_mode import StaticSpecRunner
+from graphcore.spec_static.runner import StaticSpecRunner
 
 RTOL, ATOL = 1e-10, 1e-12
 

@@ -23,8 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from cli import files, output, specs, train_bench
 from cli.errors import USAGE, CliError, command
 from cli.options import Batching, parse_passes, passes_option, plugin_option
-from graphcore.spec import Spec
-from graphcore.spec.bench import (
+from graphcore.commands.bench import (
     FIELDS,
     MODES,
     BenchOptionError,
@@ -32,6 +31,7 @@ from graphcore.spec.bench import (
     batched_spec,
     bench_specs,
 )
+from graphcore.spec import Spec
 
 SCHEMA_VERSION = 1
 

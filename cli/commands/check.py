@@ -14,7 +14,7 @@ import typer
 from cli import output, specs
 from cli.errors import FAILURE, USAGE, CliError, command
 from cli.options import Mode, parse_passes, passes_option, plugin_option
-from graphcore.spec.checking import (
+from graphcore.commands.check import (
     BATCH_SIZE,
     FAILED,
     NOT_CHECKED,

@@ -11,14 +11,14 @@ import typer
 from cli import output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.spec.interpreter import build_model
-from graphcore.training.from_spec import (
+from graphcore.commands.train.data import SpecData, check_labels
+from graphcore.commands.train.session import (
     TrainingOptionError,
     evaluate_arrays,
     load_spec_data,
     settings_for,
 )
-from graphcore.training.spec_data import SpecData, check_labels
+from graphcore.interpreter.calls import build_model
 
 
 @command
@@ -57,7 +57,7 @@ def evaluate(
         raise CliError(str(e), USAGE, at=e.loc) from None
     count = len(next(iter(rows.values())))
     if json_out:
-        from graphcore.spec.report import SCHEMA_VERSION
+        from graphcore.commands.run import SCHEMA_VERSION
 
         output.emit_json({"schema_version": SCHEMA_VERSION, "spec": loaded.name,
                           "params": str(params), "data": which, "rows": count, **result})

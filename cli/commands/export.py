@@ -35,9 +35,9 @@ def export(
     except ImportError:
         raise CliError("exporting to ONNX needs the onnx package", UNAVAILABLE,
                        hint=INSTALL_HINT) from None
+    from graphcore.interpreter.params_file import load_params
     from graphcore.onnx import export_spec
     from graphcore.spec import build_model, make_inputs
-    from graphcore.spec.params import load_params
 
     if out is not None:
         files.check_output(out)

@@ -12,7 +12,7 @@ import typer
 from cli import output
 from cli.errors import command
 from cli.options import plugin_option
-from graphcore.ops_catalog import catalog
+from graphcore.commands.ops import catalog
 from graphcore.plugins import load_plugin
 from graphcore.registry import all_ops
 

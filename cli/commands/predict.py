@@ -16,15 +16,11 @@ import typer
 from cli import files, output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.spec.batch_analysis import reads
-from graphcore.spec.interpreter import build_model
-from graphcore.spec.model import PREVIOUS, OpStep, walk_steps
-from graphcore.training.from_spec import (
-    TrainingOptionError,
-    batched_inputs,
-    predict_arrays,
-)
-from graphcore.training.spec_data import no_batched_input, require_rows
+from graphcore.batching.analysis import reads
+from graphcore.commands.train.data import no_batched_input, require_rows
+from graphcore.commands.train.session import TrainingOptionError, batched_inputs, predict_arrays
+from graphcore.interpreter.calls import build_model
+from graphcore.language.syntax import PREVIOUS, OpStep, walk_steps
 
 STDOUT = "-"
 
@@ -53,7 +49,7 @@ def predict(
     if not loaded.outputs:
         raise CliError(f"spec '{loaded.name}' declares no outputs to predict", USAGE)
     graph_only = _without_loss(loaded)
-    from graphcore.spec.inputs import make_inputs
+    from graphcore.inputs.make import make_inputs
 
     seed = loaded.seed if seed is None else seed
     arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides,

@@ -24,17 +24,17 @@ import typer
 from cli import files, output, specs
 from cli.errors import NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.errors import RenderError, SpecError, SpecErrors
-from graphcore.spec.drawing import draw_stages, render_svg
-from graphcore.spec.graph_diff import diff_dots, parse_dot
-from graphcore.spec.report_artifacts import (
+from graphcore.commands.report.artifacts import (
     MAX_ARTIFACT_BYTES,
     parse_bench_json,
     parse_ir_text,
     parse_run_json,
     parse_train_csv,
 )
-from graphcore.spec.report_html import GraphView, ReportData, render_report
+from graphcore.commands.report.page import GraphView, ReportData, render_report
+from graphcore.commands.viz.diff import diff_dots, parse_dot
+from graphcore.commands.viz.draw import draw_stages, render_svg
+from graphcore.errors import RenderError, SpecError, SpecErrors
 
 BENCH_BATCHES = "1,8,32"
 # graphviz-pure lays out a clustered executed graph of 300 nodes in about a second, but takes

@@ -11,8 +11,8 @@ import typer
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import Batching, Mode, batching_option, parse_passes, passes_option, plugin_option
+from graphcore.commands.run import run_report
 from graphcore.config import using_config
-from graphcore.spec.report import run_report
 
 IR_FILES = {"ir": "ir.txt", "optimized": "ir.optimized.txt"}
 

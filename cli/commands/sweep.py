@@ -18,7 +18,7 @@ import typer
 from cli import files, output, specs
 from cli.errors import FAILURE, IO_ERROR, NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.sweep import (
+from graphcore.commands.sweep import (
     COMMANDS,
     SweepOptionError,
     best_row,
@@ -32,10 +32,10 @@ from graphcore.sweep import (
     sort_rows,
     sweep_document,
 )
-from graphcore.sweep.records import SavePacer, default_sort
-from graphcore.sweep.resume import resume as resumed_rows
-from graphcore.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
-from graphcore.sweep.tasks import SweepInputError, SweepReadError
+from graphcore.commands.sweep.records import SavePacer, default_sort
+from graphcore.commands.sweep.resume import resume as resumed_rows
+from graphcore.commands.sweep.schedule import check_scheduler_address, local_cluster, run_tasks
+from graphcore.commands.sweep.tasks import SweepInputError, SweepReadError
 
 Command = StrEnum("Command", {name: name for name in COMMANDS})
 

@@ -26,14 +26,14 @@ from cli.commands.run import pad_refusal
 from cli.errors import USAGE, CliError, command
 from cli.options import Batching, Mode, parse_passes, passes_option, plugin_option
 from graphcore import serializers
-from graphcore.spec.training import (
+from graphcore.commands.train.steps import (
     DEFAULT_LR,
     OPTIMIZERS,
     TrainingOptionError,
     TrainResult,
     train_spec,
 )
-from graphcore.spec.validate_workflow import OPTIMIZER_CLASSES
+from graphcore.language.validate_workflow import OPTIMIZER_CLASSES
 
 TABLE_ROWS = 10  # the loss table shows about this many steps: the first, every k-th, the last
 

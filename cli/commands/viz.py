@@ -21,10 +21,10 @@ import typer
 from cli import files, output, specs
 from cli.errors import USAGE, CliError, command
 from cli.options import parse_passes, passes_option, plugin_option
+from graphcore.commands.viz.diff import diff_dots
+from graphcore.commands.viz.draw import STAGES, Drawing, draw_stages, render_png
+from graphcore.language.validate_workflow import use_data_file
 from graphcore.spec import Spec
-from graphcore.spec.drawing import STAGES, Drawing, draw_stages, render_png
-from graphcore.spec.graph_diff import diff_dots
-from graphcore.spec.validate_workflow import use_data_file
 
 FORMATS = ("dot", "png")
 STDOUT = "-"

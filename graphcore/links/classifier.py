@@ -54,7 +54,7 @@ class Classifier(Chain):
         self.accuracy = None
         self.y = self.predictor(*args, **kwargs)
         self.loss = self.lossfun(self.y, t)
-        from graphcore.training.reporter import report  # imported late: training imports links
+        from graphcore.reporter import report  # imported late: training imports links
 
         report({"loss": self.loss}, self)
         if self.compute_accuracy:

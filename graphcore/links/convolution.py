@@ -8,13 +8,13 @@ import numpy as np
 
 from graphcore.errors import ShapeError
 from graphcore.links.link import Link
-from graphcore.ops._windows import as_tuple
 from graphcore.ops.convolution import (
     Convolution1DFunction,
     Convolution2DFunction,
     Deconvolution1DFunction,
     Deconvolution2DFunction,
 )
+from graphcore.ops.windows import as_tuple
 from graphcore.variable import Parameter
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from graphcore.atomic import write_atomic
 from graphcore.config import using_config
+from graphcore.files.atomic import write_atomic
 from graphcore.onnx.emit import DEFAULT_OPSET, FixedBatch, build_model
 from graphcore.onnx.errors import ExportError, OnnxUnavailable
 from graphcore.static.trace import trace

@@ -9,8 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from graphcore.onnx.errors import ExportError
-from graphcore.spec.predicate_nodes import (
+from graphcore.language.predicate.nodes import (
     Arithmetic,
     Boolean,
     Call,
@@ -21,6 +20,7 @@ from graphcore.spec.predicate_nodes import (
     Not,
     Number,
 )
+from graphcore.onnx.errors import ExportError
 
 _REDUCE = {"mean": "ReduceMean", "sum": "ReduceSum", "min": "ReduceMin", "max": "ReduceMax"}
 _COMPARE = {"==": "Equal", "<": "Less", "<=": "LessOrEqual", ">": "Greater",

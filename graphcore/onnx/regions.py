@@ -25,9 +25,9 @@ import numpy as np
 
 from graphcore.config import config
 from graphcore.function_node import FunctionNode, _creation_log
+from graphcore.interpreter import calls as interpreter
+from graphcore.language.syntax import PREVIOUS, ForEachStep, IfStep, WhileStep
 from graphcore.onnx.errors import ExportError
-from graphcore.spec import interpreter
-from graphcore.spec.model import PREVIOUS, ForEachStep, IfStep, WhileStep
 from graphcore.static.ir import ancestors
 from graphcore.static.trace import Trace, trace
 from graphcore.variable import Variable

@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import using_config
+from graphcore.interpreter import calls as interpreter
+from graphcore.interpreter.calls import SpecModel
+from graphcore.language.syntax import Spec
 from graphcore.onnx.control import Lowering
 from graphcore.onnx.errors import ExportError
 from graphcore.onnx.export import to_model
 from graphcore.onnx.regions import ExportRun
-from graphcore.spec import interpreter
-from graphcore.spec.interpreter import SpecModel
-from graphcore.spec.model import Spec
 from graphcore.static.trace import trace
 from graphcore.variable import Variable
 

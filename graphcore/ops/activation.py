@@ -6,7 +6,7 @@ import numpy as np
 
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float
+from graphcore.ops.checks import is_float
 from graphcore.registry import register_op
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import broadcastable, same_dtype
+from graphcore.ops.checks import broadcastable, same_dtype
 from graphcore.registry import register_op
 from graphcore.variable import Variable
 

@@ -10,7 +10,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import normalize_axis, numeric_dtype
+from graphcore.ops.checks import normalize_axis, numeric_dtype
 from graphcore.registry import register_op
 
 _SHAPE = Attr((tuple, list), required=True, items=int, doc="target shape")

@@ -21,7 +21,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float
+from graphcore.ops.checks import is_float
 from graphcore.ops.loss import softmax_array
 from graphcore.registry import register_op
 from graphcore.variable import Variable

@@ -17,15 +17,8 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float, same_dtype
-from graphcore.ops._windows import (
-    as_tuple,
-    col2im,
-    conv_outsize,
-    deconv_outsize,
-    im2col,
-    out_shape,
-)
+from graphcore.ops.checks import is_float, same_dtype
+from graphcore.ops.windows import as_tuple, col2im, conv_outsize, deconv_outsize, im2col, out_shape
 from graphcore.registry import register_op
 from graphcore.variable import Variable
 

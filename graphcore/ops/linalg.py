@@ -7,7 +7,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import FunctionNode
-from graphcore.ops._checks import same_dtype
+from graphcore.ops.checks import same_dtype
 from graphcore.registry import register_op
 
 

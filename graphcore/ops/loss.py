@@ -9,7 +9,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float, normalize_axis, same_dtype, same_shape
+from graphcore.ops.checks import is_float, normalize_axis, same_dtype, same_shape
 from graphcore.registry import register_op
 
 _AXIS = {"axis": Attr(int, 1, doc="axis the distribution runs along")}

@@ -13,7 +13,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import FunctionNode, _double
-from graphcore.ops._checks import is_float
+from graphcore.ops.checks import is_float
 from graphcore.registry import register_op
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import broadcastable, is_float, same_dtype
+from graphcore.ops.checks import broadcastable, is_float, same_dtype
 from graphcore.registry import register_op
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float
+from graphcore.ops.checks import is_float
 from graphcore.registry import register_op
 
 

@@ -18,11 +18,11 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops._checks import is_float
-from graphcore.ops._windows import as_tuple, col2im, out_shape, padded, window_view
 from graphcore.ops.array import Reshape
+from graphcore.ops.checks import is_float
 from graphcore.ops.convolution import Deconvolution1DFunction, Deconvolution2DFunction
 from graphcore.ops.indexing import GetItem, ScatterAdd
+from graphcore.ops.windows import as_tuple, col2im, out_shape, padded, window_view
 from graphcore.registry import register_op
 
 _POOL_ATTRS = {

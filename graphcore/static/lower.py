@@ -16,9 +16,10 @@ import numpy as np
 from graphcore import errors, profiling
 from graphcore.config import config
 from graphcore.function_node import _double
-from graphcore.static import concat_linear_kernels, kernels
+from graphcore.static import kernels
 from graphcore.static.guards import guard_step, partition_step
 from graphcore.static.ir import ALIASING, Graph, Node, ancestors, basic_index
+from graphcore.static.kernels import concat_linear as concat_linear_kernels
 from graphcore.variable import Parameter
 
 

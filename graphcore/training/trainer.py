@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from graphcore.reporter import Reporter
+from graphcore.serialization import Saver, serialize_random_state
 from graphcore.training import extension as extension_module
-from graphcore.training.reporter import Reporter
-from graphcore.training.serialization import Saver, serialize_random_state
 from graphcore.training.triggers import get_trigger
 
 

@@ -48,7 +48,7 @@ class _BestValueTrigger:
 
     def __init__(self, key: str, compare: Callable[[float, float], bool],
                  trigger: Any = (1, "epoch")) -> None:
-        from graphcore.training.reporter import DictSummary
+        from graphcore.reporter import DictSummary
 
         self._key = key
         self._compare = compare
@@ -57,7 +57,7 @@ class _BestValueTrigger:
         self._summary = DictSummary()
 
     def __call__(self, trainer: Any) -> bool:
-        from graphcore.training.reporter import DictSummary
+        from graphcore.reporter import DictSummary
 
         observation = trainer.observation
         if self._key in observation:
@@ -97,7 +97,7 @@ class EarlyStoppingTrigger:
     def __init__(self, check_trigger: Any = (1, "epoch"), monitor: str = "main/loss",
                  patience: int = 3, mode: str = "auto", verbose: bool = False,
                  max_trigger: Any = (100, "epoch")) -> None:
-        from graphcore.training.reporter import DictSummary
+        from graphcore.reporter import DictSummary
 
         self.count = 0
         self.stopped_early = False
@@ -117,7 +117,7 @@ class EarlyStoppingTrigger:
         self.best = -np.inf if mode == "max" else np.inf
 
     def __call__(self, trainer: Any) -> bool:
-        from graphcore.training.reporter import DictSummary
+        from graphcore.reporter import DictSummary
 
         if self._max_trigger(trainer):
             return True

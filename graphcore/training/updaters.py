@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphcore.dataset.convert import _check_device, concat_examples
 from graphcore.errors import SerializationError
-from graphcore.training.convert import _check_device, concat_examples
-from graphcore.training.serialization import serialize_link, serialize_optimizer
+from graphcore.serialization import serialize_link, serialize_optimizer
 
 
 class Updater:

@@ -121,8 +121,8 @@ def test_an_object_array_in_a_data_npz_is_exit_65_and_never_unpickled(folder):
 def test_an_npy_cut_short_is_refused_before_its_array_is_allocated(folder):
     import tracemalloc
 
+    from graphcore.commands.train.data import load_spec_data
     from graphcore.spec import load_spec_file
-    from graphcore.training.spec_data import load_spec_data
 
     (folder / "short.npy").write_bytes(npy_header((10_000_000, 2)) + bytes(100))
     spec = write_spec(folder, "short.npy", x="key: x", t="key: t")
@@ -163,8 +163,8 @@ def test_quoted_newlines_are_valid_csv_and_read_as_such(folder):
                                   '1.5,-1.0,1,plain\n"-0.5",2.0,"2","# not a comment\n"\n'
                                   '# a comment between records\n1.0,1.0,1,x\n')
     spec = write_spec(folder, x='columns: [f1, "f\\n2"]')
+    from graphcore.commands.train.data import load_spec_data
     from graphcore.spec import load_spec_file
-    from graphcore.training.spec_data import load_spec_data
 
     data = load_spec_data(load_spec_file(spec), 0, {"x": str(folder / "q.csv"),
                                                     "t": str(folder / "q.csv")})
@@ -313,9 +313,9 @@ def test_a_params_member_hidden_behind_a_second_name_is_refused_for_every_comman
 
 
 def test_training_session_params_are_checked_against_the_spec(folder):
+    from graphcore.commands.train.session import TrainingSession, load_spec_data, settings_for
     from graphcore.errors import SerializationError
     from graphcore.spec import load_spec_file
-    from graphcore.training.from_spec import TrainingSession, load_spec_data, settings_for
 
     np.savez(folder / "wide.npz", **{"l1/W": np.zeros((7, 2), np.float32),
                                      "l1/b": np.zeros(7, np.float32)})
@@ -338,8 +338,8 @@ def test_an_array_of_zero_columns_runs_a_linear_layer_of_no_fan_in(tmp_path):
 def test_stdin_costs_what_it_holds_not_the_limit(folder):
     import tracemalloc
 
+    from graphcore.inputs.make import make_inputs
     from graphcore.spec import load_spec_file
-    from graphcore.spec.inputs import make_inputs
 
     spec = load_spec_file(folder / "points.yaml")
     tracemalloc.start()
@@ -356,8 +356,8 @@ def test_stdin_costs_what_it_holds_not_the_limit(folder):
 def test_a_csv_costs_the_columns_the_spec_reads_not_the_file(folder):
     import tracemalloc
 
+    from graphcore.commands.train.data import load_spec_data
     from graphcore.spec import load_spec_file
-    from graphcore.training.spec_data import load_spec_data
 
     rng = np.random.RandomState(0)
     names = [f"c{i}" for i in range(17)]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from cli.app import app
 from graphcore.errors import CLIP_WIDTH, SpecError, SpecErrors
-from graphcore.spec.yaml_source import MAX_BYTES
+from graphcore.language.yaml_source import MAX_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "seed_static.yaml"

@@ -181,7 +181,7 @@ def test_the_policy_allows_only_the_pages_own_script_and_forbids_posts(spec, tmp
 
 
 def test_the_page_draws_numbers_only_from_numbers():
-    from graphcore.spec.report_html import ReportData, render_report
+    from graphcore.commands.report.page import ReportData, render_report
 
     run = {"static": {"passes": [{"name": "dce", "nodes_removed": "<b>1</b>"}]}}
     with pytest.raises(TypeError, match="not a finite number"):
@@ -192,7 +192,7 @@ def test_the_page_draws_numbers_only_from_numbers():
 
 
 def test_training_curves_of_odd_columns_say_what_they_could_not_draw():
-    from graphcore.spec.report_html import ReportData, render_report
+    from graphcore.commands.report.page import ReportData, render_report
 
     def page(train):
         return render_report(ReportData(name="s", spec_file="s.yaml", source="", train=train))

@@ -353,9 +353,9 @@ REPLACEMENTS = [None, 0, -1, 2.5, 1e308, True, "", [], {}, [markup(7)], {markup(
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["run.json", "bench.json"])
 def test_any_value_anywhere_is_read_and_drawn_or_refused_at_its_place(made, name):
+    from graphcore.commands.report.artifacts import parse_bench_json, parse_run_json
+    from graphcore.commands.report.page import ReportData, render_report
     from graphcore.errors import SpecErrors
-    from graphcore.spec.report_artifacts import parse_bench_json, parse_run_json
-    from graphcore.spec.report_html import ReportData, render_report
 
     folder, spec = made
     parse = parse_run_json if name == "run.json" else parse_bench_json

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore.spec.drawing import find_renderer
+from graphcore.commands.viz.draw import find_renderer
 
 SPECS = sorted((Path(__file__).resolve().parents[2] / "specs").glob("*.yaml"))
 SPEC = {p.stem: p for p in SPECS}

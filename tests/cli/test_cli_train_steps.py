@@ -21,7 +21,7 @@ from sequence_training import BODY_IF, write_sequences
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore.training.bench_steps import FIELDS
+from graphcore.commands.bench_train import FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

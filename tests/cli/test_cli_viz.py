@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore.spec import drawing, load_spec_file
+from graphcore.commands.viz import draw as drawing
+from graphcore.spec import load_spec_file
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

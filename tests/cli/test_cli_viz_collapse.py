@@ -9,9 +9,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from cli.app import app
+from graphcore.commands.viz.diff import parse_dot
+from graphcore.commands.viz.draw import draw_spec, render_png
 from graphcore.spec import load_spec_file
-from graphcore.spec.drawing import draw_spec, render_png
-from graphcore.spec.graph_diff import parse_dot
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 runner = CliRunner()

@@ -14,7 +14,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore.spec.graph_diff import (
+from graphcore.commands.viz.diff import (
     FED_COLOUR,
     FIRST_COLOUR,
     SECOND_COLOUR,

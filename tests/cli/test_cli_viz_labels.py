@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cli.app import app
 from graphcore import registry
-from graphcore.spec.drawing import find_renderer, render_svg
+from graphcore.commands.viz.draw import find_renderer, render_svg
 
 pytestmark = pytest.mark.skipif(find_renderer() is None, reason="no Graphviz renderer")
 runner = CliRunner()

@@ -1,6 +1,7 @@
-"""What the product matrix shares: the spec of each family (``graphcore.support.FAMILIES``),
-what a run of it reports, the files predict and viz --diff read, and ``Matrix``, one session's
-state: each family's parameters trained once, what its outputs must be, a local Dask cluster.
+"""What the product matrix shares: the spec of each family
+(``graphcore.commands.support.FAMILIES``), what a run of it reports, the files predict and
+viz --diff read, and ``Matrix``, one session's state: each family's parameters trained once,
+what its outputs must be, a local Dask cluster.
 
 Expensive results are computed on first use inside a test, not in fixtures, so that a cell
 marked xfail fails as a test (a fixture error would be an error, not an expected failure).
@@ -20,10 +21,10 @@ from typer.testing import CliRunner
 
 from cli.app import app
 from graphcore import registry, using_config
+from graphcore.commands.support import FAMILIES
+from graphcore.interpreter.params_file import load_params
 from graphcore.plugins import load_plugin
 from graphcore.spec import build_model, load_spec_file, make_inputs, run_spec
-from graphcore.spec.params import load_params
-from graphcore.support import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "swish_ops.py"
@@ -144,7 +145,7 @@ class Matrix:
     def scheduler(self) -> str:
         """The address of a local Dask cluster of two workers, started on first use."""
         if self._cluster is None:
-            from graphcore.sweep import local_cluster
+            from graphcore.commands.sweep import local_cluster
 
             self._cluster = local_cluster(2)
         return self._cluster.scheduler_address

@@ -1,8 +1,9 @@
 """The product matrix: every command over one spec of each family, in both modes where the
-command takes a mode. ``graphcore.support`` says which cells are supported; a supported cell
-must succeed and write what it says (files that parse, outputs of the right shapes and values,
-ONNX Runtime giving run's outputs), a refused cell must refuse as the table says (its exit
-code, one located ``file:line:col: error:`` line with the table's message, nothing written).
+command takes a mode. ``graphcore.commands.support`` says which cells are supported; a
+supported cell must succeed and write what it says (files that parse, outputs of the right
+shapes and values, ONNX Runtime giving run's outputs), a refused cell must refuse as the table
+says (its exit code, one located ``file:line:col: error:`` line with the table's message,
+nothing written).
 
 Cells that fail because of a seam being fixed elsewhere are ``xfail(strict=True)`` with the
 seam named (``SEAMS``): when the fix lands, the cell passes and the mark must go.
@@ -20,8 +21,8 @@ import numpy as np
 import pytest
 from matrix_helpers import FAMILY_SPECS, ROWS_TAKEN, read_csv, read_npz, spec_path
 
-from graphcore.spec.graph_diff import FIRST_COLOUR, SECOND_COLOUR, SHARED_COLOUR, parse_dot
-from graphcore.support import COMMANDS, FAMILIES, refusal
+from graphcore.commands.support import COMMANDS, FAMILIES, refusal
+from graphcore.commands.viz.diff import FIRST_COLOUR, SECOND_COLOUR, SHARED_COLOUR, parse_dot
 
 MODES = ("dynamic", "static")
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: ")

@@ -1,11 +1,11 @@
-"""docs/support.md shows the support table of ``graphcore.support`` exactly (regenerate it
+"""docs/support.md shows the support table of ``graphcore.commands.support`` exactly (regenerate it
 with ``python scripts/support_table.py``), and the table itself is consistent."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from graphcore.support import COMMANDS, FAMILIES, REFUSALS, refusal, support_markdown
+from graphcore.commands.support import COMMANDS, FAMILIES, REFUSALS, refusal, support_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "support.md"

@@ -9,8 +9,8 @@ import pytest
 
 import graphcore
 import graphcore.functions as F
-from graphcore.static import permutate_kernels
 from graphcore.static.ir import Node
+from graphcore.static.kernels import permutate as permutate_kernels
 from graphcore.variable import Parameter, Variable
 
 SHAPE = (3, 5, 4)

@@ -9,8 +9,8 @@ import pytest
 
 import graphcore
 import graphcore.functions as F
-from graphcore.static import mask_kernels
 from graphcore.static.ir import Node
+from graphcore.static.kernels import mask as mask_kernels
 from graphcore.variable import Parameter, Variable
 
 

@@ -7,9 +7,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from graphcore import reporter as reporter_module
 from graphcore.config import no_backprop_mode, using_config
-from graphcore.training import reporter as reporter_module
-from graphcore.training.convert import _check_device, concat_examples
+from graphcore.dataset.convert import _check_device, concat_examples
 from graphcore.training.extension import PRIORITY_WRITER, Extension
 
 

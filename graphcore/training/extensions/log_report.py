@@ -9,10 +9,10 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from graphcore.reporter import DictSummary
+from graphcore.serialization import Saver, load_json
 from graphcore.training.extension import Extension
 from graphcore.training.extensions.writer import Writer, write_atomic
-from graphcore.training.reporter import DictSummary
-from graphcore.training.serialization import Saver, load_json
 from graphcore.training.triggers import get_trigger
 
 

@@ -6,6 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graphcore.atomic import write_atomic  # noqa: F401  (the default writer)
+from graphcore.files.atomic import write_atomic  # noqa: F401  (the default writer)
 
 Writer = Callable[[str, bytes], object]

@@ -1,0 +1,1 @@
+"""Per-example runs batched: groups, batch rules, split branches, padded buckets."""

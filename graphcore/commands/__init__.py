@@ -1,0 +1,1 @@
+"""The library function behind each ``graphtool`` command (``cli/`` calls these)."""

@@ -1,0 +1,1 @@
+"""``graphtool report``: the page and the artifacts it reads."""

@@ -1,0 +1,1 @@
+"""``graphtool train``: a spec trained by a ``Trainer`` (settings, data, checkpoints, logs)."""

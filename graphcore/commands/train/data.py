@@ -1,0 +1,315 @@
+"""A spec's training data: its inputs read and split into the batched rows and the shared
+inputs, with the validation part (``load_spec_data``); batches of rows; and the evaluation and
+prediction (in evaluation mode) the ``evaluate`` and ``predict`` commands run.
+"""
+
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from graphcore import errors
+from graphcore.commands.train.metrics import MetricError, metric_sums
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.config import no_backprop_mode, using_config
+from graphcore.inputs.make import make_inputs
+from graphcore.interpreter.calls import SpecModel, run_spec
+from graphcore.language.syntax import OpStep, Spec
+
+Array = np.ndarray | list[np.ndarray]
+
+
+@dataclass
+class SpecData:
+    """The training data split into the batched inputs (rows) and the shared ones."""
+
+    train: dict[str, Array]
+    validation: dict[str, Array] | None
+    shared: dict[str, Array]
+    # With a validation fraction: which rows of the data each part holds (for messages).
+    train_index: np.ndarray | None = None
+    validation_index: np.ndarray | None = None
+
+    @property
+    def rows(self) -> int:
+        return _rows(self.train)
+
+
+def _rows(arrays: Mapping[str, Array]) -> int:
+    first = next(iter(arrays.values()))
+    return len(first)
+
+
+def batched_inputs(spec: Spec, arrays: Mapping[str, Array]) -> list[str]:
+    """Inputs split into batches: those with a named batch dimension, and sequences."""
+    return [name for name, s in spec.inputs.items()
+            if s.batch_dim is not None or isinstance(arrays.get(name), list)]
+
+
+def no_batched_input(spec: Spec, verb: str) -> TrainingOptionError:
+    """The refusal of a command that works on rows (``verb``: train, evaluate, predict) for a
+    spec whose inputs all have fixed shapes, located at its first input."""
+    first = next(iter(spec.inputs.values()), None)
+    return TrainingOptionError(
+        f"spec '{spec.name}' has no batched input to {verb} over (its inputs have fixed "
+        "shapes); feed them from `data:`, name their leading axis (shape: [batch, ...]) or "
+        "make them per-example inputs (lengths:, examples:)",
+        first.loc if first is not None else spec.loc)
+
+
+def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
+                   stdin: BinaryIO | None = None, split: bool = True,
+                   verb: str = "train") -> SpecData:
+    """Read the spec's inputs and split off the validation data (a seeded fraction, or the
+    ``validation: file:``). ``split=False`` keeps every row for training. ``verb`` names what
+    the rows are for in the refusal of a spec without any (train, evaluate)."""
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin,
+                         spec.max_elements)
+    names = batched_inputs(spec, arrays)
+    if not names:
+        raise no_batched_input(spec, verb)
+    rows = {n: arrays[n] for n in names}
+    require_rows(spec, rows, verb)
+    shared = {n: v for n, v in arrays.items() if n not in rows}
+    v = spec.validation if split else None
+    validation = None
+    val_index = train_index = None
+    if v is not None and v.fraction is not None:
+        n = _rows(rows)
+        n_val = int(round(n * v.fraction))
+        if n_val < 1 or n_val >= n:
+            raise errors.SpecError(
+                f"validation fraction {v.fraction:g} of {n} rows leaves "
+                f"{n - n_val} for training and {n_val} for validation; both need at least one",
+                v.loc.file, v.loc.line, v.loc.col)
+        order = np.random.RandomState(seed if v.seed is None else v.seed).permutation(n)
+        val_index, train_index = np.sort(order[:n_val]), np.sort(order[n_val:])
+        validation = {k: _take(a, val_index) for k, a in rows.items()}
+        rows = {k: _take(a, train_index) for k, a in rows.items()}
+    elif v is not None and v.file is not None:
+        from graphcore.inputs.data_files import read_data
+
+        fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
+        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc,
+                               spec.max_elements)
+    check_label_dtype(spec, arrays, validation)
+    return SpecData(rows, validation, shared, train_index, val_index)
+
+
+def require_rows(spec: Spec, rows: Mapping[str, Array], verb: str) -> None:
+    """Rows to ``verb`` over (train, evaluate, predict): an input without any (an empty
+    array from ``--input``, a file of no rows) is a data error at the input."""
+    for name, value in rows.items():
+        if (len(value) if isinstance(value, list) or np.ndim(value) else 1) == 0:
+            where = spec.inputs[name]
+            at = where.column.loc if where.column is not None else where.loc
+            raise errors.SpecError(
+                f"input '{name}' has no rows to {verb}", at.file, at.line, at.col,
+                at.source.line(at.line) if at.source else None, at.length)
+
+
+# losses (and metrics) whose targets are integer class labels
+INTEGER_LABELS = ("softmax_cross_entropy", "sigmoid_cross_entropy")
+# ops that pass their input's values (and dtype) on, reshaped or indexed
+_KEEP_VALUES = ("reshape", "transpose", "swapaxes", "get_item", "broadcast_to", "copy")
+
+
+def label_input(spec: Spec) -> str | None:
+    """The input whose values reach the loss as its labels (the second input of a loss in
+    ``INTEGER_LABELS``, followed back through top-level reshapes and indexing), or None."""
+    loss = spec.loss
+    if loss is None or loss.op not in INTEGER_LABELS or len(loss.inputs) < 2:
+        return None
+    name = loss.inputs[1]
+    made = {step.to: step for step in spec.graph if isinstance(step, OpStep) and step.to}
+    seen: set[str] = set()
+    while name not in spec.inputs:
+        step = made.get(name)
+        if step is None or name in seen or step.op not in _KEEP_VALUES or \
+                len(step.inputs) != 1:
+            return None
+        seen.add(name)
+        name = step.inputs[0]
+    return name
+
+
+def check_label_dtype(spec: Spec, *parts: Mapping[str, Array] | None) -> None:
+    """Labels of a classification loss read as floats are a data error at the label input,
+    found when the data is loaded (the loss would fail at the first step)."""
+    name = label_input(spec)
+    if name is None:
+        return
+    for arrays in parts:
+        value = (arrays or {}).get(name)
+        if value is None:
+            continue
+        examples = value if isinstance(value, list) else [value]
+        if all(np.asarray(a).dtype.kind in "iub" for a in examples):
+            continue
+        whole = all(np.all(np.isfinite(a)) and np.all(a == np.trunc(a)) for a in
+                    map(np.asarray, examples))
+        where = spec.inputs[name]
+        at = where.column.loc if where.column is not None else where.loc
+        what = f"{np.asarray(examples[0]).dtype} values"
+        if whole:
+            hint = "add dtype: int32 to the input"
+        else:
+            what += " that are not integers"
+            hint = "class labels are 0, 1, ...; for real targets use a regression loss such " \
+                "as mean_squared_error"
+        raise errors.SpecError(
+            f"input '{name}': {spec.loss.op} takes integer class labels, but the data gives "
+            f"{what}", at.file, at.line, at.col,
+            at.source.line(at.line) if at.source else None, at.length, hint)
+
+
+def _take(array: Array, index: np.ndarray) -> Array:
+    if isinstance(array, list):
+        return [array[int(i)] for i in index]
+    return array[index]
+
+
+def collate(batch: list[dict[str, Any]], shared: Mapping[str, Array],
+            sequences: frozenset[str]) -> dict[str, Array]:
+    """Examples -> the spec's inputs: rows stacked, sequences kept as lists, shared added."""
+    out: dict[str, Array] = dict(shared)
+    for key in batch[0]:
+        column = [example[key] for example in batch]
+        out[key] = column if key in sequences else np.stack(column)
+    return out
+
+
+def batches(arrays: Mapping[str, Array], batch_size: int):
+    """Consecutive slices of ``batch_size`` rows (the last may be shorter)."""
+    n = _rows(arrays)
+    for start in range(0, n, batch_size):
+        yield start, {k: v[start:start + batch_size] for k, v in arrays.items()}
+
+
+# ---------------------------------------------------------------------- evaluate, predict
+
+def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+                    metrics: tuple[str, ...] = (), seed: int | None = None,
+                    batching: str = "auto") -> dict[str, float]:
+    """Loss and ``metrics`` over every row, in evaluation mode; exact means over rows
+    (per-example runs batched as ``batching`` says)."""
+    if spec.loss is None:
+        raise TrainingOptionError(f"spec '{spec.name}' has no loss to evaluate")
+    loss_sum, n = 0.0, 0
+    sums = {m: [0.0, 0] for m in metrics}
+    with using_config("train", False), no_backprop_mode():
+        for _, batch in batches(rows, batch_size):
+            size = _rows(batch)
+            result = run_spec(spec, model, {**(shared or {}), **batch}, backward=False,
+                              seed=spec.seed if seed is None else seed, batching=batching)
+            loss_sum += float(result.loss) * size
+            n += size
+            for m in metrics:
+                total, count = metric_value(m, result.loss_inputs)
+                sums[m][0] += total
+                sums[m][1] += count
+    if n == 0:
+        raise TrainingOptionError(f"spec '{spec.name}': no rows to evaluate")
+    out = {"loss": loss_sum / n}
+    out.update({m: (t / c if c else float("nan")) for m, (t, c) in sums.items()})
+    return out
+
+
+def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+                   shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+                   seed: int | None = None) -> dict[str, Array]:
+    """The spec's outputs for every row, in evaluation mode, computed ``batch_size`` rows at
+    a time and joined along the batch axis. A spec run once per example gives one row per
+    example (``stack_examples``): an output of one shape per example is one array, a list of
+    arrays (one per example) only where its shape differs per example."""
+    if not rows or _rows(rows) == 0:
+        raise TrainingOptionError(f"spec '{spec.name}': no rows to predict")
+    parts: dict[str, list[Any]] = {name: [] for name in spec.outputs}
+    sequences = any(isinstance(v, list) for v in rows.values())
+    with using_config("train", False), no_backprop_mode():
+        for _, batch in batches(rows, batch_size):
+            result = run_spec(spec, model, {**(shared or {}), **batch}, backward=False,
+                              seed=spec.seed if seed is None else seed)
+            for name in spec.outputs:
+                if sequences:
+                    parts[name].extend(_array(o[name]) for o in result.example_outputs)
+                else:
+                    parts[name].append(_array(result.outputs[name]))
+    if sequences:
+        return {name: stack_examples(values) for name, values in parts.items()}
+    return {name: np.concatenate([np.atleast_1d(p) for p in values])
+            for name, values in parts.items()}
+
+
+def stack_examples(outputs: list[np.ndarray]) -> Array:
+    """Per-example outputs as one row per example: outputs of one shape ``(1, ...)`` (the
+    example's own batch axis of one) joined along it into ``(n, ...)``; of another one shape,
+    stacked into ``(n, shape...)``; of shapes that differ per example, the list itself."""
+    shapes = {np.shape(o) for o in outputs}
+    if len(shapes) != 1:
+        return list(outputs)
+    shape, = shapes
+    if shape and shape[0] == 1:
+        return np.concatenate(outputs)
+    return np.stack(outputs)
+
+
+def _array(value: Any) -> np.ndarray:
+    return np.asarray(getattr(value, "array", value))
+
+
+def metric_value(name: str, loss_inputs: list) -> tuple[float, int]:
+    """A metric's (sum, count) over the loss's inputs; a metric that does not fit is a
+    training option error."""
+    try:
+        return metric_sums(name, loss_inputs)
+    except MetricError as e:
+        raise TrainingOptionError(str(e)) from None
+
+
+def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
+    """Labels a softmax cross entropy cannot take (outside [0, classes), -1 ignored) are a
+    data error naming the input and the first bad row, found before training starts."""
+    loss = spec.loss
+    if loss is None or loss.op != "softmax_cross_entropy" or len(loss.inputs) < 2:
+        return
+    label = label_input(spec) or loss.inputs[1]  # through reshapes, to the data's input
+    if label not in data.train or isinstance(data.train[label], list):
+        return
+    # One row tells the number of classes; its label is set to 0 (valid for any number of
+    # classes), so a bad label in that row is reported below with the others, by its row.
+    probe = {k: v[:1] for k, v in data.train.items()}
+    probe[label] = np.zeros_like(probe[label])
+    with using_config("train", False), no_backprop_mode():
+        try:
+            result = run_spec(spec, model, {**data.shared, **probe}, backward=False)
+        except errors.SpecRuntimeError:
+            return  # the loss itself will report what is wrong, at its step
+    logits = _array(result.loss_inputs[0][0]) if result.loss_inputs else None
+    if logits is None or logits.ndim != 2:
+        return
+    classes = logits.shape[1]
+    parts = (("training", data.train, data.train_index),
+             ("validation", data.validation or {}, data.validation_index))
+    for part, arrays, index in parts:
+        labels = arrays.get(label)
+        if labels is None:
+            continue
+        labels = np.asarray(labels).reshape(len(labels), -1)  # every label of each row
+        wrong = (labels != -1) & ((labels < 0) | (labels >= classes))
+        bad = np.flatnonzero(wrong.any(axis=1))
+        if bad.size:
+            where = spec.inputs[label].loc
+            row = int(bad[0] if index is None else index[bad[0]]) + 1
+            what = "data row" if index is not None or part == "training" else "validation row"
+            value = labels[bad[0]][wrong[bad[0]]][0]
+            raise errors.SpecError(
+                f"input '{label}': {what} {row} has label {value.item()!r}, outside "
+                f"0..{classes - 1} for softmax_cross_entropy over {classes} classes "
+                f"({bad.size} such row{'s' * (bad.size != 1)})", where.file, where.line, where.col)

@@ -1,0 +1,578 @@
+"""A spec's training loop: a ``Trainer`` configured from the spec's ``data:``, ``validation:``
+and ``train:`` sections (and the caller's overrides), plus the evaluation and prediction the
+``evaluate`` and ``predict`` commands run.
+
+>>> settings = settings_for(spec, epochs=5)
+>>> data = load_spec_data(spec, settings.seed)
+>>> session = TrainingSession(spec, settings, data, out_dir="outputs/digits_mlp")
+>>> outcome = session.run()          # train.csv, curves.png, checkpoint.npz, best.npz
+>>> evaluate_arrays(spec, session.model, data.validation, batch_size=256)
+
+Each step takes a batch from a ``SerialIterator`` over the data-fed inputs (inputs not fed by
+data are passed whole to every step), runs the spec forward and backward (define-by-run, or
+one compiled plan per batch shape in static mode) and updates the parameters. Every epoch the
+validation data is evaluated in evaluation mode (``config.train`` off: no dropout, batch
+normalization's running statistics). ``request_stop()`` (the CLI's Ctrl-C) ends the loop
+after the current step, so a checkpoint always holds a state between two steps; resuming from
+it continues exactly as an uninterrupted run (the batches, dropout masks and optimizer state
+are all restored).
+
+Per-example runs (sequences, ``examples``) are batched as ``batching`` says; with None, the
+steps measure the batchings that apply on the first steps and keep the fastest
+(``batching_choice``); ``session.batching`` says what the steps use and why once it is known,
+and ``on_batching(choice)`` is told then. ``on_epoch(entry)`` gets each epoch's log entry as
+the epoch ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphcore import errors, serializers
+from graphcore.batching.batcher import check_mode
+from graphcore.commands.train import checkpoint
+from graphcore.commands.train.batching_choice import (
+    ROUNDS,
+    BatchingChoice,
+    MeasuredRuns,
+    candidates,
+)
+from graphcore.commands.train.checkpoint import recorded_command  # noqa: F401  (the API)
+from graphcore.commands.train.data import (  # noqa: F401  (the API documented above)
+    SpecData,
+    batched_inputs,
+    batches,
+    check_labels,
+    collate,
+    evaluate_arrays,
+    load_spec_data,
+    metric_value,
+    predict_arrays,
+)
+from graphcore.commands.train.run_identity import RunIdentity
+from graphcore.commands.train.settings import (  # noqa: F401  (the API documented above)
+    BEST,
+    CHECKPOINT,
+    CSV_LOG,
+    CURVES,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_EPOCHS,
+    TrainingOptionError,
+    TrainSettings,
+    make_optimizer,
+    settings_for,
+)
+from graphcore.commands.train.train_log import TrainLog
+from graphcore.datasets import DictDataset
+from graphcore.interpreter.calls import SpecModel, build_model, run_spec
+from graphcore.iterators import SerialIterator
+from graphcore.language.syntax import Spec
+from graphcore.reporter import report
+from graphcore.serialization import Saver
+from graphcore.training import extension as ext
+from graphcore.training.extensions.log_report import LogReport
+from graphcore.training.extensions.plot_report import render_panels
+from graphcore.training.extensions.writer import Writer, write_atomic
+from graphcore.training.trainer import Trainer
+from graphcore.training.triggers import EarlyStoppingTrigger, IntervalTrigger
+from graphcore.training.updaters import StandardUpdater
+
+Array = np.ndarray | list[np.ndarray]
+
+
+# ----------------------------------------------------------------------------- training
+
+@dataclass
+class TrainOutcome:
+    log: list[dict[str, Any]]
+    iteration: int
+    epoch: int
+    interrupted: bool
+    stopped_early: bool
+    best: dict[str, Any] | None
+    written: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def _friendly(key: str) -> str:
+    """``main/loss`` -> ``loss``; ``validation/main/accuracy`` -> ``validation_accuracy``."""
+    return key.replace("validation/main/", "validation_").replace("main/", "")
+
+
+def _observed(metric: str) -> str:
+    return ("validation/main/" + metric[len("validation_"):] if metric.startswith("validation_")
+            else "main/" + metric)
+
+
+class _StoppableTrigger:
+    """The stop trigger, plus a request to stop after the current step (Ctrl-C), and the
+    interruptions held back while a file is being made (see ``TrainingSession.interrupt``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.requested = False
+        self.writing = 0
+        self.held: BaseException | None = None
+
+    @contextlib.contextmanager
+    def whole(self) -> Iterator[None]:
+        self.writing += 1
+        try:
+            yield
+        finally:
+            self.writing -= 1
+            if not self.writing and self.held is not None:
+                held, self.held = self.held, None
+                raise held
+
+    def interrupt(self, exc: BaseException) -> None:
+        if not self.writing:
+            raise exc
+        if self.held is None:
+            self.held = exc
+
+    def __call__(self, trainer: Any) -> bool:
+        return self.requested or self.inner(trainer)
+
+    def get_training_length(self) -> Any:
+        return self.inner.get_training_length()
+
+    def serialize(self, serializer: Any) -> None:
+        self.inner.serialize(serializer)
+
+
+class _SpecUpdater(StandardUpdater):
+    def __init__(self, iterator: Any, optimizer: Any, converter: Callable, run: Callable,
+                 seed: int, metrics: tuple[str, ...], report_metrics: bool) -> None:
+        super().__init__(iterator, optimizer, converter=converter)
+        self.run = run
+        self.seed = seed
+        self.metrics = metrics
+        self.report_metrics = report_metrics
+
+    def update_core(self) -> None:
+        iterator = self._iterators["main"]
+        optimizer = self._optimizers["main"]
+        inputs = self.converter(iterator.next())
+        step = self.iteration + 1
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                result = self.run(inputs, seed=self.seed + self.iteration)
+        except errors.SpecRuntimeError as e:
+            raise errors.SpecRuntimeError(f"training step {step}: {e.message}", e.file, e.line,
+                                          e.col, e.source_line, e.length) from None
+        optimizer.update()
+        values = {"loss": float(result.loss)}
+        if self.report_metrics:
+            for m in self.metrics:
+                total, count = metric_value(m, result.loss_inputs)
+                if count:
+                    values[m] = total / count
+        report(values, optimizer.target)
+        if iterator.is_new_epoch:
+            optimizer.new_epoch()
+
+
+class _SpecEvaluator(ext.Extension):
+    trigger = 1, "epoch"
+    priority = ext.PRIORITY_WRITER
+    default_name = "validation"
+
+    def __init__(self, session: TrainingSession) -> None:
+        self.session = session
+
+    def __call__(self, trainer: Any) -> None:
+        s = self.session
+        result = evaluate_arrays(s.spec, s.model, s.data.validation, s.data.shared,
+                                 max(s.settings.batch_size, 256), s.settings.metrics,
+                                 s.settings.seed, s.evaluation_batching)
+        report({f"validation/main/{k}": v for k, v in result.items()})
+
+
+class _Files(ext.Extension):
+    """After each log entry: its row appended to ``train.csv``, and ``best.npz`` (parameters
+    at the best value of the watched metric so far). ``curves.png`` is drawn once, when the
+    loop ends (drawing takes longer than an epoch of a small model)."""
+
+    trigger = 1, "iteration"
+    priority = 50  # after LogReport (a reader, 100)
+
+    def __init__(self, session: TrainingSession) -> None:
+        self.session = session
+        self.seen = 0
+        self.seen_steps = 0
+        self.best_value: float | None = None
+        self.best_epoch = 0
+
+    def __call__(self, trainer: Any) -> None:
+        with self.session.whole_files():
+            self._write()
+
+    def _write(self) -> None:
+        s = self.session
+        log = s.epoch_log.log
+        steps = [] if s.step_log is None else s.step_log.log
+        if len(log) == self.seen and len(steps) == self.seen_steps:
+            return
+        rows = [("step", e) for e in steps[self.seen_steps:]]
+        rows += [("epoch", e) for e in log[self.seen:]]
+        self.seen_steps = len(steps)
+        s.log_file.append(rows)
+        if len(log) > self.seen:
+            entry = log[-1]
+            self.seen = len(log)
+            value = entry.get(s.watch)
+            if value is not None and np.isfinite(value) and (
+                    self.best_value is None or s.better(value, self.best_value)):
+                self.best_value, self.best_epoch = float(value), int(entry["epoch"])
+                s.write(s.out / BEST, _model_bytes(s.model))
+            if s.on_epoch is not None:
+                s.on_epoch(dict(entry))
+
+    def finalize(self) -> None:
+        self.session.log_file.close()
+
+    def serialize(self, serializer: Any) -> None:
+        best = serializer("best_value", np.nan if self.best_value is None else self.best_value)
+        self.best_value = None if np.isnan(best) else float(best)
+        self.best_epoch = serializer("best_epoch", self.best_epoch)
+
+
+class _SessionLog(LogReport):
+    """A ``LogReport`` whose entries a checkpoint does not hold: they are ``train.csv``'s
+    rows, read back from there on resume (so a checkpoint's size does not grow with them)."""
+
+    def serialize(self, serializer: Any) -> None:
+        if hasattr(self._trigger, "serialize"):
+            self._trigger.serialize(serializer["_trigger"])
+        self._summary.serialize(serializer["_summary"])
+
+
+class _Checkpoint(ext.Extension):
+    priority = ext.PRIORITY_SNAPSHOT
+
+    def __init__(self, session: TrainingSession, every: int) -> None:
+        self.session = session
+        self.trigger = (every, "epoch")
+
+    def __call__(self, trainer: Any) -> None:
+        self.session.save_checkpoint()
+
+
+def _model_bytes(model: SpecModel) -> bytes:
+    buffer = io.BytesIO()
+    serializers.save_npz(buffer, model)
+    return buffer.getvalue()
+
+
+class TrainingSession:
+    """One training run of a spec (see the module docstring)."""
+
+    def __init__(self, spec: Spec, settings: TrainSettings, data: SpecData,
+                 out_dir: str | Path, writer: Writer | None = None,
+                 initial_params: str | Path | None = None,
+                 on_step: Callable[[int, int, float], None] | None = None,
+                 passes: list[str] | None = None, batching: str | None = None,
+                 on_batching: Callable[[BatchingChoice], None] | None = None,
+                 on_epoch: Callable[[dict[str, Any]], None] | None = None,
+                 files: bool = True, command: Mapping[str, Any] | None = None) -> None:
+        if batching is not None:
+            check_mode("TrainingSession", batching)
+        if spec.loss is None:
+            raise TrainingOptionError(f"spec '{spec.name}' has no loss, so there is nothing "
+                                      "to train; add one, e.g. `loss: {op: sum}`")
+        if settings.batch_size > data.rows:
+            raise TrainingOptionError(f"batch size {settings.batch_size} is larger than the "
+                                      f"training data ({data.rows} rows)")
+        watched = (settings.early_stopping or {}).get("metric", "")
+        if watched.startswith("validation_") and data.validation is None:
+            raise TrainingOptionError(f"early stopping watches {watched}, but the spec has "
+                                      "no validation data; add `validation:` (a fraction or "
+                                      "a file) or watch a training metric")
+        self.spec, self.settings, self.data = spec, settings, data
+        self.static_runners: dict[str, Any] = {}
+        self.out = Path(out_dir)
+        self.writer = (writer or write_atomic) if files else _discard
+        self.command = None if command is None else dict(command)
+        self.identity = RunIdentity.of(spec, data)
+        self.notes: list[str] = []
+        self.model = build_model(spec, settings.seed)
+        if initial_params is not None:  # checked against the spec's shapes, as --params is
+            from graphcore.interpreter.params_file import load_params
+
+            load_params(initial_params, self.model)
+        check_labels(spec, self.model, data)
+        self.optimizer = make_optimizer(settings)
+        self.optimizer.setup(self.model)
+        sequences = frozenset(k for k, v in data.train.items() if isinstance(v, list))
+        dataset = DictDataset(**data.train)
+        rng = np.random.RandomState(settings.seed)
+        order = None if not settings.shuffle else _Sampler(rng)
+        iterator = SerialIterator(dataset, settings.batch_size, shuffle=None if order else False,
+                                  order_sampler=order)
+        self.passes, self.on_batching, self.on_epoch = passes, on_batching, on_epoch
+        # evaluation mode draws no randomness, so batches where training may not: a batching
+        # the caller names holds for it too, the measured one is training's own
+        self.evaluation_batching = batching or "auto"
+        run = self._runs(batching)
+        updater = _SpecUpdater(iterator, self.optimizer,
+                               lambda batch: collate(batch, data.shared, sequences), run,
+                               settings.seed, settings.metrics, True)
+        self.stop = _StoppableTrigger(self._stop_trigger())
+        self.trainer = Trainer(updater, self.stop, out=str(self.out))
+        if data.validation is not None:
+            self.trainer.extend(_SpecEvaluator(self))
+        self.epoch_log = _SessionLog(filename=None)
+        self.trainer.extend(self.epoch_log, name="LogReport")
+        self.step_log = None
+        if settings.log_every:
+            self.step_log = _SessionLog(trigger=(settings.log_every, "iteration"),
+                                        filename=None)
+            self.trainer.extend(self.step_log, name="StepLog")
+        self.log_file = TrainLog(self.out / CSV_LOG if files else None, self.columns(),
+                                 _friendly, self.writer)
+        self.watch = self._watched_metric()
+        self.files = _Files(self)
+        self.trainer.extend(self.files)
+        self.trainer.extend(_Checkpoint(self, settings.checkpoint_every))
+        if on_step is not None:
+            def progress(trainer: Any) -> None:
+                loss = trainer.observation.get("main/loss")
+                on_step(trainer.updater.iteration, trainer.updater.epoch,
+                        float("nan") if loss is None else float(loss))
+            # a trigger without state: a checkpoint does not depend on a progress bar
+            self.trainer.extend(progress, name="progress", trigger=_every_step)
+        self.resumed_from: str | None = None
+
+    def _runs(self, batching: str | None) -> Callable:
+        """The steps' run, ``(inputs, seed) -> RunResult``, per-example runs batched as
+        ``batching`` says, or as ``batching_choice`` chooses (None); ``self.batching`` is the
+        choice once it is known (a measured one after its first steps)."""
+        names, left_out = candidates(self.spec, self.data.train)
+        self.batching: BatchingChoice | None = None
+        if batching is not None:
+            reason = left_out.get(batching) if batching != "off" else None
+            self.batching = BatchingChoice(batching, "given", reason, left_out=left_out)
+            return self._run_for(batching)
+        if not names:
+            self.batching = BatchingChoice(None, "none", "the spec has no per-example runs")
+            return self._run_for("off")
+        if len(names) == 1:
+            self.batching = BatchingChoice(names[0], "only", left_out.get("auto"),
+                                           left_out=left_out)
+            return self._run_for(names[0])
+        if self._total_steps() < 2 * ROUNDS:
+            self.batching = BatchingChoice("off", "short", f"{self._total_steps()} steps are "
+                                           f"too few to measure (fewer than {2 * ROUNDS})",
+                                           left_out=left_out)
+            return self._run_for("off")
+        return MeasuredRuns(self._run_for, names, left_out, self.model, self._chosen)
+
+    def _chosen(self, choice: BatchingChoice) -> None:
+        self.batching = choice
+        # the other candidates' plans are not replayed again
+        self.static_runners = {k: r for k, r in self.static_runners.items()
+                               if k == choice.batching}
+        if self.on_batching is not None:
+            self.on_batching(choice)
+
+    def _run_for(self, batching: str) -> _StepRun:
+        """One step's run with ``batching``: define-by-run, or its own ``StaticSpecRunner``
+        (its plan cache) in static mode."""
+        runner = None
+        if self.settings.mode == "static":
+            from graphcore.spec_static.runner import StaticSpecRunner
+
+            runner = StaticSpecRunner(self.spec, self.model, passes=self.passes,
+                                      loss_inputs=bool(self.settings.metrics))
+            self.static_runners[batching] = runner
+        return _StepRun(self.spec, self.model, batching, runner)
+
+    def _total_steps(self) -> int:
+        s = self.settings
+        if s.steps is not None:
+            return s.steps
+        return -(-s.epochs * self.data.rows // s.batch_size)
+
+    @property
+    def static_runner(self) -> Any:
+        """Static mode: the runner of the batching the steps use (the last one made while
+        the choice is measured)."""
+        chosen = None if self.batching is None else self.batching.batching
+        return self.static_runners.get(chosen or "off") or \
+            next(reversed(self.static_runners.values()), None)
+
+    def _stop_trigger(self) -> Any:
+        s = self.settings
+        length = (s.epochs, "epoch") if s.steps is None else (s.steps, "iteration")
+        if s.early_stopping is None:
+            return IntervalTrigger(*length)
+        return EarlyStoppingTrigger(monitor=_observed(s.early_stopping["metric"]),
+                                    patience=s.early_stopping["patience"],
+                                    mode=s.early_stopping["mode"], max_trigger=length)
+
+    def _watched_metric(self) -> str:
+        s = self.settings
+        if s.early_stopping is not None:
+            metric = s.early_stopping["metric"]
+        else:
+            prefix = "validation_" if self.data.validation is not None else ""
+            metric = prefix + ("accuracy" if "accuracy" in s.metrics else "loss")
+        mode = (s.early_stopping or {}).get("mode", "auto")
+        if mode == "auto":
+            mode = "max" if metric.endswith("accuracy") else "min"
+        self.better = (lambda a, b: a > b) if mode == "max" else (lambda a, b: a < b)
+        return _observed(metric)
+
+    # --- files ------------------------------------------------------------------------------
+    def write(self, path: Path, data: bytes) -> None:
+        self.writer(str(path), data)
+
+    def columns(self) -> list[str]:
+        keys = ["main/loss", *(f"main/{m}" for m in self.settings.metrics)]
+        if self.data.validation is not None:
+            keys += ["validation/main/loss",
+                     *(f"validation/main/{m}" for m in self.settings.metrics)]
+        return keys
+
+    def curves_png(self) -> bytes:
+        panels: dict[str, dict[str, list[tuple[float, float]]]] = {}
+        for name in ("loss", *self.settings.metrics):
+            series = {}
+            for label, key in (("train", f"main/{name}"), ("validation",
+                                                           f"validation/main/{name}")):
+                points = [(e["epoch"], e[key]) for e in self.epoch_log.log if key in e]
+                if points:
+                    series[label] = points
+            panels[name] = series
+        return render_panels(panels, "epoch")
+
+    def save_checkpoint(self) -> str:
+        path = self.out / CHECKPOINT
+        with self.whole_files():
+            self.write(path, checkpoint.contents(self))
+        return str(path)
+
+    def resume(self, path: str | Path) -> None:
+        """Continue from the checkpoint at ``path``: refused (``SerializationError`` naming the
+        file and the key) when it is another spec's or data's, was made with other settings,
+        or is damaged; every array's header is checked before its data is read."""
+        checkpoint.load(self, path)
+        self.resumed_from = os.fspath(path)
+
+    def restore_log(self, state: dict[str, Any], source: Path) -> None:
+        """The log entries a checkpoint's ``train.csv`` holds (``state``: how much of it)."""
+        epochs, steps, why = self.log_file.restore(state, source)
+        self.epoch_log._log[:] = epochs
+        if self.step_log is not None:
+            self.step_log._log[:] = steps
+        self.files.seen, self.files.seen_steps = len(epochs), len(steps)
+        if why is not None:
+            self.notes.append(f"the log before this checkpoint is not available ({why}); "
+                              f"{self.out / CSV_LOG} holds the steps after it")
+
+    def serialize_batching(self, serializer: Any) -> None:
+        """A measured choice is saved; a resumed run that would measure keeps it instead."""
+        if isinstance(serializer, Saver):
+            if self.batching is not None and self.batching.how in ("measured", "resumed"):
+                serializer("graphtool/batching", self.batching.batching)
+            return
+        stored = serializer("graphtool/batching", None)
+        measuring = self.trainer.updater.run
+        if stored is not None and isinstance(measuring, MeasuredRuns):
+            used = str(stored)
+            self.static_runners.clear()
+            self.trainer.updater.run = self._run_for(used)
+            self.batching = BatchingChoice(used, "resumed", left_out=measuring.left_out)
+
+    def request_stop(self) -> None:
+        """End the loop after the current step (safe from a signal handler)."""
+        self.stop.requested = True
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Raise ``exc`` (the caller's interruption, e.g. from a signal handler) now; while
+        the session is making one of its files, as soon as that file is whole. An exception
+        raised inside numpy's or zipfile's writers would leave them half-closed, and their
+        clean-up would replace it with an error of their own."""
+        self.stop.interrupt(exc)
+
+    def whole_files(self) -> contextlib.AbstractContextManager[None]:
+        """A block in which ``interrupt`` waits (files the caller writes for the session)."""
+        return self.stop.whole()
+
+    # --- the loop ---------------------------------------------------------------------------
+    def run(self) -> TrainOutcome:
+        if self.batching is not None and self.on_batching is not None:
+            self.on_batching(self.batching)
+        self.trainer.run()
+        interrupted = self.stop.requested
+        written = []
+        if interrupted:
+            written.append(self.save_checkpoint())
+        if self.epoch_log.log:
+            with self.whole_files():
+                self.write(self.out / CURVES, self.curves_png())
+        updater = self.trainer.updater
+        stopped_early = not interrupted and getattr(self.stop.inner, "stopped_early", False)
+        best = None
+        if self.files.best_value is not None:
+            best = {"metric": _friendly(self.watch), "value": self.files.best_value,
+                    "epoch": self.files.best_epoch, "file": str(self.out / BEST)}
+        for name in (CSV_LOG, CURVES, CHECKPOINT, BEST):
+            if (self.out / name).exists() and str(self.out / name) not in written:
+                written.append(str(self.out / name))
+        return TrainOutcome([dict(e) for e in self.epoch_log.log], updater.iteration,
+                            updater.epoch, interrupted, stopped_early, best, written,
+                            list(self.notes))
+
+    def params(self) -> dict[str, np.ndarray]:
+        return {name.lstrip("/"): p.array for name, p in self.model.namedparams()
+                if p.array is not None}
+
+
+class _StepRun:
+    """A training step's forward and backward with one batching: ``(inputs, seed=) ->
+    RunResult``; ``compile_ms``: the time its static runner spent tracing plans so far."""
+
+    def __init__(self, spec: Spec, model: SpecModel, batching: str, runner: Any) -> None:
+        self.spec, self.model, self.batching, self.runner = spec, model, batching, runner
+
+    def __call__(self, inputs: dict[str, Array], seed: int) -> Any:
+        if self.runner is not None:
+            return self.runner.run(inputs, seed=seed, batching=self.batching)
+        return run_spec(self.spec, self.model, inputs, seed=seed, batching=self.batching)
+
+    @property
+    def compile_ms(self) -> float:
+        return 0.0 if self.runner is None else self.runner.stats.compile_ms
+
+
+class _Sampler:
+    """Shuffled epochs from the session's own generator (saved in checkpoints)."""
+
+    def __init__(self, rng: np.random.RandomState) -> None:
+        self.rng = rng
+
+    def __call__(self, current_order: np.ndarray, current_position: int) -> np.ndarray:
+        return self.rng.permutation(len(current_order))
+
+    def serialize(self, serializer: Any) -> None:
+        from graphcore.serialization import serialize_random_state
+
+        serialize_random_state(serializer, self.rng)
+
+
+def _every_step(trainer: Any) -> bool:
+    return True
+
+
+def _discard(path: str, data: bytes) -> None:
+    """The writer of a session that keeps no files."""

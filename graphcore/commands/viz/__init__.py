@@ -1,0 +1,1 @@
+"""``graphtool viz``: drawings of a run, clusters, ``--diff``."""

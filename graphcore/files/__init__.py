@@ -1,0 +1,1 @@
+"""Bounded .npy/.npz reading, regular files only, atomic writes."""

@@ -1,0 +1,1 @@
+"""A spec's inputs as arrays: generated, from files and stdin, from ``data:`` files."""

@@ -1,0 +1,1 @@
+"""Spec + arrays -> results: one define-by-run pass over live Variables."""

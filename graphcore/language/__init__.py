@@ -1,0 +1,1 @@
+"""The spec language: YAML text -> a validated ``Spec`` (every error at once, located)."""

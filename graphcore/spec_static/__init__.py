@@ -1,0 +1,1 @@
+"""Static mode for specs: guarded plans per path, per batched group."""
