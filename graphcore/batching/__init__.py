@@ -1,1 +1,18 @@
-"""Per-example runs batched: groups, batch rules, split branches, padded buckets."""
+"""Per-example runs batched: a spec with sequence or ``examples`` inputs run over many
+examples at once (``batching="auto" | "pad" | "off"``).
+
+- ``analysis``: once per spec, what blocks batching (located) and whether its sequences may
+  be padded;
+- ``batcher``: groups by shape or padded buckets (a cost model; static mode rounds a bucket's
+  steps to four sizes per octave so that shuffled batches share plans), ``pad_refusal``,
+  ``BatchingInfo``;
+- ``batched_pass``: one forward pass over a group with a leading example axis (padding masks
+  on ``for_each`` carries; ``Fallback`` when a step cannot batch, run then one example at a
+  time);
+- ``rules``: the table of how each op and layer batches (map, axes, shape, last, fold,
+  custom) or why it cannot; ``predicates``: a live predicate for every example at once;
+- ``split``: an ``if`` whose examples disagree, in the same pass: ``RowPartition`` (``then``
+  rows first; the IR op ``partition``), each branch on its rows (``permutate`` + a slice),
+  the changed values merged back;
+- ``results``: ``GroupResults``, a batched call's groups, read back per example on demand.
+"""

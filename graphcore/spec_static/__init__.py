@@ -1,1 +1,10 @@
-"""Static mode for specs: guarded plans per path, per batched group."""
+"""Static mode for specs: traced plans replayed, guarded by the spec's live predicates.
+
+- ``runner``: ``StaticSpecRunner``: a cache of traced paths (one plan per path taken), the
+  live predicates as ``guard`` steps; a miss runs define-by-run and traces the new path;
+- ``groups``: batched groups in static mode: each group replays its own cached plan (guards
+  split groups); a full cache or a split key runs batched define-by-run; a call repeating
+  the last one's whole group replays its plan at once.
+
+Below it, ``graphcore.static`` knows nothing of specs.
+"""

@@ -1,1 +1,13 @@
-"""``graphtool train``: a spec trained by a ``Trainer`` (settings, data, checkpoints, logs)."""
+"""``graphtool train``, ``evaluate`` and ``predict``: a spec trained by a ``Trainer``.
+
+- ``settings``: the ``train:`` section with the caller's overrides, the optimizer;
+- ``data``: the spec's data split into batched rows, shared inputs and validation;
+  ``evaluate_arrays``/``predict_arrays`` in evaluation mode; ``metrics``: accuracy/mse/mae;
+- ``session``: ``TrainingSession``, the ``Trainer`` a spec configures (checkpoints,
+  ``best.npz``, curves, resume; interruptions wait until a file is whole);
+- ``checkpoint``, ``run_identity``, ``train_log``, ``run_lock``: the run's files, read back as
+  untrusted (whose run it is, the command's options, ``train.csv`` appended and cut back to
+  the checkpoint on resume, one run per folder);
+- ``batching_choice``: the batching a run uses when none is named, measured on its first steps;
+- ``steps``: N optimizer steps over a spec without ``data:`` (``train --steps``).
+"""
