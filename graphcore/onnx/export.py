@@ -12,6 +12,7 @@ input.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,6 @@ def require_onnx() -> None:
 
 
 def _version() -> str:
-    from importlib import metadata
-
     try:
         return metadata.version("graphtool")
     except metadata.PackageNotFoundError:
