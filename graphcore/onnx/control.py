@@ -23,6 +23,7 @@ import numpy as np
 
 from graphcore.onnx.emit import Emitter, FixedBatch, tensor_type
 from graphcore.onnx.errors import ExportError
+from graphcore.onnx.export import same_structure
 from graphcore.onnx.predicates import emit_predicate
 from graphcore.onnx.recurrent import emit_rnn
 from graphcore.onnx.regions import Body, Region, RegionNode, live_names
@@ -68,12 +69,10 @@ class Lowering:
 
 
 def _body_emitter(e: Emitter, body: Body, other: Body | None):
-    from graphcore.onnx.export import _same_structure
-
     graph = body.trace.graph
     shapes = None
     if other is not None:
-        if not _same_structure(graph, other.trace.graph):
+        if not same_structure(graph, other.trace.graph):
             raise FixedBatch(-1)
         shapes = {n.id: n.shape for n in other.trace.graph.nodes}
     return e.child(graph, shapes, body.where)

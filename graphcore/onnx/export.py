@@ -12,6 +12,7 @@ input.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,6 @@ def require_onnx() -> None:
 
 
 def _version() -> str:
-    from importlib import metadata
-
     try:
         return metadata.version("graphtool")
     except metadata.PackageNotFoundError:
@@ -53,7 +52,7 @@ def _grown(inputs: Mapping[str, np.ndarray], batch_inputs: Sequence[str]) -> dic
             for k, v in inputs.items()}
 
 
-def _same_structure(a, b) -> bool:
+def same_structure(a, b) -> bool:
     if len(a.nodes) != len(b.nodes):
         return False
     for x, y in zip(a.nodes, b.nodes, strict=True):
@@ -78,7 +77,7 @@ def _check_folded_inputs(traced_at, graph, inputs: Mapping[str, np.ndarray],
         changed[key] = _perturbed(np.asarray(inputs[key]))
         try:
             other, _ = traced_at(changed)
-            same = _same_structure(graph, other.graph)
+            same = same_structure(graph, other.graph)
         except Exception:  # noqa: BLE001 - another value made the model fail: it reads it
             same = False
         if not same:
@@ -128,7 +127,7 @@ def to_model(traced_at: Callable[[dict], tuple[Any, dict[int, str]]],
             other, _ = traced_at(_grown(inputs, batch_inputs))  # one more row / step
         except Exception:  # noqa: BLE001 - a model that only runs at its own batch size
             other = None
-        if other is not None and _same_structure(graph, other.graph):
+        if other is not None and same_structure(graph, other.graph):
             batch_shapes = {n.id: n.shape for n in other.graph.nodes}
     if batch_shapes is not None:
         try:

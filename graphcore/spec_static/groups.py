@@ -32,7 +32,7 @@ from graphcore.interpreter.calls import PathEntry, RunResult, bound_dims, seeded
 from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.interpreter.lazy_fields import Deferred
 from graphcore.interpreter.plan import plan_of
-from graphcore.spec_static.runner import accumulate_grad
+from graphcore.spec_static.gradients import accumulate_grad
 from graphcore.static.guards import GuardMiss
 from graphcore.variable import Variable
 

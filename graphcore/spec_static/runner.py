@@ -21,8 +21,11 @@ from graphcore import errors
 from graphcore.config import config
 from graphcore.interpreter import calls as interpreter
 from graphcore.interpreter.calls import PathEntry, RunResult, SpecModel, seeded
+from graphcore.interpreter.parameters import example_count
 from graphcore.interpreter.plan import plan_of
 from graphcore.language.syntax import Spec
+from graphcore.spec_static import groups as spec_batching
+from graphcore.spec_static.gradients import accumulate_grad
 from graphcore.static.compile import CacheStats
 from graphcore.static.guards import GuardMiss
 from graphcore.static.lower import Plan
@@ -95,7 +98,7 @@ class StaticSpecRunner:
     def run_examples(self, inputs: Mapping[str, Any], *, backward: bool = True,
                      seed: int | None = None) -> RunResult:
         """``run`` one example at a time."""
-        n = interpreter._example_count(self.spec, inputs)
+        n = example_count(self.spec, inputs)
         self.model.cleargrads()
         path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
         per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
@@ -255,19 +258,3 @@ class StaticSpecRunner:
         self.stats.compile_ms += compile_ms
         locations = {i: steps[id(f)] for i, f in traced.instances.items() if id(f) in steps}
         return _Variant(traced, plan, reports, path, compile_ms, locations)
-
-
-def accumulate_grad(grads: dict[str, np.ndarray], name: str, buf: np.ndarray, n: int
-                    ) -> None:
-    """Add a gradient, scaled by ``1 / n`` (the mean over examples), into ``grads``; with one
-    example the buffer itself (lent, as a compiled call lends its gradient buffers)."""
-    if n == 1:
-        grads[name] = buf
-    elif name in grads:
-        grads[name] += buf * (1.0 / n)
-    else:
-        grads[name] = buf * (1.0 / n)
-
-
-# batched groups (it reads accumulate_grad from here, so it is imported once this is defined)
-from graphcore.spec_static import groups as spec_batching  # noqa: E402

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphcore.dot_text import attribute_list, quote
-from graphcore.static.ir import LEAVES, Graph, Node, _attrs_text
+from graphcore.static.ir import LEAVES, Graph, Node, attrs_text
 
 FORWARD_FILL = "#DCE8F5"
 BACKWARD_FILL = "#FBE3D0"
@@ -80,9 +80,9 @@ def node_label(node: Node, graph: Graph | None = None) -> str:
         lines = [f"fused : {type_text}"]
         for op, attrs, operands in node.attrs.get("program", ()):
             args = ", ".join("_" if k == -1 else f"in{k}" for k in operands)
-            lines.append(f"{op}{_attrs_text(dict(attrs))}({args})")
+            lines.append(f"{op}{attrs_text(dict(attrs))}({args})")
         return "\n".join(lines)
-    return f"{node.op}{_attrs_text(node.attrs)} : {type_text}"
+    return f"{node.op}{attrs_text(node.attrs)} : {type_text}"
 
 
 def _backward_nodes(graph: Graph) -> set[int]:

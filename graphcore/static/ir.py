@@ -70,7 +70,7 @@ class Node:
         if self.op in ("input", "param"):
             return f"%{self.id} = {self.op} {self.name} : {self.type_text()}"
         args = ", ".join(f"%{i}" for i in self.inputs)
-        attrs = _attrs_text(self.attrs)
+        attrs = attrs_text(self.attrs)
         return f"%{self.id} = {self.op}{attrs}({args}) : {self.type_text()}"
 
 
@@ -128,7 +128,7 @@ def _nbytes(node: Node) -> int:
     return int(np.prod(node.shape, dtype=np.int64)) * np.dtype(node.dtype).itemsize
 
 
-def _attrs_text(attrs: dict[str, Any]) -> str:
+def attrs_text(attrs: dict[str, Any]) -> str:
     if not attrs:
         return ""
     parts = [f"{k}={_value_text(v)}" for k, v in sorted(attrs.items())]

@@ -147,7 +147,7 @@ class Plan:
             step = kernels.partial(np.matmul, ins[0], ins[1], out=out)
         if step is None and not isinstance(out, list):
             step = kernels.elementwise_step(node.op, dict(node.attrs), ins, out,
-                                            kernels._scratch(out))
+                                            kernels.scratch(out))
         if step is None:
             step = kernels.generic_forward(node, ins, out if isinstance(out, list) else [out],
                                            ctx)

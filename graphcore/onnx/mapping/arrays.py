@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.onnx.mapping import converts
+from graphcore.onnx.mapping.base import converts
 
 _INT64_MAX = np.iinfo(np.int64).max
 _INT64_MIN = np.iinfo(np.int64).min

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.onnx.mapping import converts
+from graphcore.onnx.mapping.base import converts
 
 
 def _tuple(v, n: int) -> tuple[int, ...]:

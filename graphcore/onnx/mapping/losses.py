@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.onnx.mapping import converts
+from graphcore.onnx.mapping.base import cast, converts
 
 
 def _counted(e, node, t: str) -> str:
@@ -19,13 +19,7 @@ def _counted(e, node, t: str) -> str:
     t_dtype = np.dtype(e.by_id[node.inputs[1]].dtype)
     ignored = e.op("Equal", [t, e.const(np.asarray(node.attrs.get("ignore_label", -1),
                                                    t_dtype))])
-    return _cast(e, node, e.op("Not", [ignored]))
-
-
-def _cast(e, node, x: str) -> str:
-    from onnx import helper
-
-    return e.op("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(node.dtype)))
+    return cast(e, e.op("Not", [ignored]), node.dtype)
 
 
 def _reduced(e, node, losses: str, counted: str, t: str) -> str:
@@ -38,7 +32,7 @@ def _reduced(e, node, losses: str, counted: str, t: str) -> str:
         count = e.op("ReduceSum", [counted], keepdims=0)
     else:
         batch = e.op("Gather", [e.op("Shape", [t]), e.const(np.asarray(0, np.int64))])
-        count = _cast(e, node, batch)
+        count = cast(e, batch, node.dtype)
     count = e.op("Max", [count, e.const(np.asarray(1, node.dtype))])
     return e.op("Div", [total, count])
 
@@ -60,7 +54,7 @@ def _sigmoid_cross_entropy(e, node, ins):
     """``max(x, 0) - x t + log(1 + exp(-|x|))`` where the label counts, else 0."""
     x, t = ins
     counted = _counted(e, node, t)
-    labels = _cast(e, node, t)
+    labels = cast(e, t, node.dtype)
     softplus = e.op("Softplus", [e.op("Neg", [e.op("Abs", [x])])])
     terms = e.op("Add", [e.op("Sub", [e.op("Relu", [x]), e.op("Mul", [x, labels])]), softplus])
     return _reduced(e, node, e.op("Mul", [terms, counted]), counted, x)

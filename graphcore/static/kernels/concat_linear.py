@@ -18,6 +18,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.static.ir import Node
+from graphcore.static.kernels.base import activation_steps, chain, elementwise_step, rows, scratch
 
 
 def _blocks(node: Node, W: np.ndarray) -> list[np.ndarray]:
@@ -29,8 +30,6 @@ def _blocks(node: Node, W: np.ndarray) -> list[np.ndarray]:
 
 
 def concat_linear(node: Node, ins: list, out: np.ndarray, ctx: Any):
-    from graphcore.static.kernels import _activation_steps, _chain
-
     k = len(node.attrs["sizes"])
     parts, W = ins[:k], ins[k]
     blocks = _blocks(node, W)
@@ -42,18 +41,16 @@ def concat_linear(node: Node, ins: list, out: np.ndarray, ctx: Any):
                       partial(np.add, out, tmp, out=out)]
     if len(ins) == k + 2:
         steps.append(partial(np.add, out, ins[k + 1], out=out))
-    steps += _activation_steps(node.attrs.get("activation"), out)
-    return _chain(steps)
+    steps += activation_steps(node.attrs.get("activation"), out)
+    return chain(steps)
 
 
 def vjp_concat_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
                       out: np.ndarray, ctx: Any):
-    from graphcore.static.kernels import _chain, _scratch, elementwise_step, rows
-
     of = node.attrs["of"]
     gy = gys[0]
     if of != "concat_linear":  # the fused activation's vjp: from the node's value
-        step = elementwise_step(f"vjp:{of}", {}, [gy, fwd_out], out, _scratch(out))
+        step = elementwise_step(f"vjp:{of}", {}, [gy, fwd_out], out, scratch(out))
         if step is None:
             raise errors.TraceError(f"concat_linear: no kernel for {node.text()}")
         return step
@@ -74,7 +71,7 @@ def vjp_concat_linear(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
             steps.append(partial(_product, gy, part, block))
         else:
             steps.append(partial(np.matmul, gy2.T, part2, out=block))
-    return _chain(steps)
+    return chain(steps)
 
 
 def _product(gy: np.ndarray, part: np.ndarray, out: np.ndarray) -> None:

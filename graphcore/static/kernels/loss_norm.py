@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.static.ir import Node
+from graphcore.static.kernels.base import chain
 
 
 def softmax_cross_entropy(node: Node, ins: list, out: np.ndarray, ctx: Any):
@@ -46,7 +47,6 @@ def softmax_cross_entropy(node: Node, ins: list, out: np.ndarray, ctx: Any):
 def layer_normalization(node: Node, ins: list, out: np.ndarray, ctx: Any):
     """Layer normalization into ``out`` with the statistics in preallocated buffers; keeps
     ``x_hat`` and ``1 / std`` for the vjps. Same arithmetic as the op's forward."""
-    from graphcore.static.kernels import _chain  # kernels imports this module
     x, gamma, beta = ins
     if x.ndim < 1 or out.shape != x.shape or out.dtype != x.dtype:
         return None
@@ -57,7 +57,7 @@ def layer_normalization(node: Node, ins: list, out: np.ndarray, ctx: Any):
     state = ctx.state.setdefault(node.id, {})
     inv_std = state["inv_std"] = np.empty(stat, x.dtype)
     x_hat = state["x_hat"] = np.empty(x.shape, x.dtype)
-    return _chain([
+    return chain([
         partial(np.add.reduce, x, axis=-1, keepdims=True, out=mean),
         partial(np.multiply, mean, 1.0 / n, out=mean),
         partial(np.subtract, x, mean, out=x_hat),
@@ -92,7 +92,6 @@ def vjp_softmax_cross_entropy(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys
 def vjp_layer_normalization(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list,
                             out: np.ndarray, ctx: Any):
     """The three gradients of layer normalization from the forward kernel's saved statistics."""
-    from graphcore.static.kernels import _chain  # kernels imports this module
     state = ctx.state.get(fwd.id)
     gy = gys[0]
     if state is None or gy.shape != state["x_hat"].shape or not gy.flags.c_contiguous:
@@ -105,13 +104,13 @@ def vjp_layer_normalization(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: 
     if index == 2:
         return partial(np.add.reduce, gy.reshape(-1, n), axis=0, out=out)
     if index == 1:
-        return _chain([partial(np.multiply, gy, x_hat, out=tmp),
+        return chain([partial(np.multiply, gy, x_hat, out=tmp),
                        partial(np.add.reduce, tmp.reshape(-1, n), axis=0, out=out)])
     # gx = (g_hat - mean(g_hat) - x_hat * mean(g_hat * x_hat)) * inv_std, g_hat = gy * gamma
     g_hat = np.empty(x_hat.shape, x_hat.dtype)
     mean_g = np.empty(inv_std.shape, x_hat.dtype)
     mean_gx = np.empty(inv_std.shape, x_hat.dtype)
-    return _chain([
+    return chain([
         partial(np.multiply, gy, gamma, out=g_hat),
         partial(np.add.reduce, g_hat, axis=-1, keepdims=True, out=mean_g),
         partial(np.multiply, mean_g, 1.0 / n, out=mean_g),

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.static.ir import Node
+from graphcore.static.kernels.base import Steps
 
 
 def where(node: Node, ins: list, out: np.ndarray, ctx: Any):
@@ -37,8 +38,6 @@ def where(node: Node, ins: list, out: np.ndarray, ctx: Any):
         return None
     if np.shares_memory(out, x) or np.shares_memory(out, c):
         return None  # the first copy would overwrite what the second reads
-    from graphcore.static.kernels import Steps
-
     return Steps([partial(np.copyto, out, y), partial(np.copyto, out, x, where=c)])
 
 
@@ -51,8 +50,6 @@ def vjp_where(node: Node, fwd: Node, fwd_ins: list, fwd_out, gys: list, out: np.
         return None  # the condition has no gradient; a broadcast input sums: the op's code
     if index == 1:
         return partial(np.multiply, gy, c, out=out)
-    from graphcore.static.kernels import Steps
-
     negated = np.empty(c.shape, np.bool_)
     return Steps([partial(np.logical_not, c, out=negated),
                   partial(np.multiply, gy, negated, out=out)])

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.static.ir import Node
+from graphcore.static.kernels.base import Steps
 
 
 def _reorder(x: np.ndarray, indices: np.ndarray, out: np.ndarray, axis: int, inv: bool):
@@ -38,8 +39,6 @@ def _reorder(x: np.ndarray, indices: np.ndarray, out: np.ndarray, axis: int, inv
     axis %= x.ndim
     if not inv:
         return partial(np.take, x, indices, axis=axis, out=out, mode="wrap")
-    from graphcore.static.kernels import Steps
-
     n = indices.shape[0]
     inverse = np.zeros(n, np.intp)  # zeros: a replay's take never reads an unset entry
     positions = np.arange(n, dtype=np.intp)

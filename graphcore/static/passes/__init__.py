@@ -1,54 +1,30 @@
 """Optimization passes: pure functions ``Graph -> (Graph, PassReport)``, one per file.
 
 ``run_passes`` applies the pipeline in order, verifying the IR after each pass; any pass can
-be switched off by name (``passes=["-fuse_elementwise"]`` or ``--passes -fuse``).
+be switched off by name (``passes=["-fuse_elementwise"]`` or ``--passes -fuse``). What the
+passes share (``PassReport``, ``count_by_op``) is in ``base.py``; no pass imports this package.
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from graphcore import errors
 from graphcore.static.ir import Graph, verify
+from graphcore.static.passes.base import PassReport, count_by_op
+from graphcore.static.passes.constant_fold import fold_constants
+from graphcore.static.passes.cse import eliminate_common_subexpressions
+from graphcore.static.passes.dce import eliminate_dead_code
+from graphcore.static.passes.fuse_concat_linear import fuse_concat_linear
+from graphcore.static.passes.fuse_elementwise import fuse_elementwise
+from graphcore.static.passes.fuse_linear import fuse_linear
+from graphcore.static.passes.mask_grads import mask_select_grads
+from graphcore.static.passes.plan_memory import plan_memory
 
-
-@dataclass
-class PassReport:
-    """What one pass did: nodes removed (or fused away), bytes saved, its own notes."""
-
-    name: str
-    nodes_before: int = 0
-    nodes_after: int = 0
-    bytes_before: int = 0
-    bytes_after: int = 0
-    time_ms: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def nodes_removed(self) -> int:
-        return self.nodes_before - self.nodes_after
-
-    @property
-    def bytes_saved(self) -> int:
-        return self.bytes_before - self.bytes_after
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "nodes_removed": self.nodes_removed,
-                "bytes_saved": self.bytes_saved, "time_ms": round(self.time_ms, 3),
-                "notes": list(self.notes)}
-
-
-def count_by_op(nodes: Iterable) -> str:
-    """`` (2 exp, 1 dropout)``: how many nodes of each op, in first-seen order (for notes)."""
-    counts: dict[str, int] = {}
-    for n in nodes:
-        counts[n.op] = counts.get(n.op, 0) + 1
-    if not counts:
-        return ""
-    return " (" + ", ".join(f"{k} {op}" for op, k in counts.items()) + ")"
+__all__ = ["PASS_NAMES", "PassReport", "count_by_op", "pipeline", "run_passes", "select"]
 
 
 PassFn = Callable[..., tuple[Graph, PassReport]]
@@ -58,15 +34,6 @@ PASS_NAMES = ("dce", "cse", "fold", "fuse_linear", "concat_linear", "mask_grads"
 
 def pipeline() -> dict[str, PassFn]:
     """The default passes, in the order they run."""
-    from graphcore.static.passes.constant_fold import fold_constants
-    from graphcore.static.passes.cse import eliminate_common_subexpressions
-    from graphcore.static.passes.dce import eliminate_dead_code
-    from graphcore.static.passes.fuse_concat_linear import fuse_concat_linear
-    from graphcore.static.passes.fuse_elementwise import fuse_elementwise
-    from graphcore.static.passes.fuse_linear import fuse_linear
-    from graphcore.static.passes.mask_grads import mask_select_grads
-    from graphcore.static.passes.plan_memory import plan_memory
-
     return {
         "dce": eliminate_dead_code,
         "cse": eliminate_common_subexpressions,
@@ -100,8 +67,6 @@ def select(spec: Iterable[str] | None) -> list[str]:
 def run_passes(graph: Graph, names: Sequence[str] | None = None,
                **options: Any) -> tuple[Graph, list[PassReport]]:
     """Run the selected passes; ``options`` go to the passes that accept them by keyword."""
-    import inspect
-
     selected = select(names)
     table = pipeline() if selected else {}
     reports = []

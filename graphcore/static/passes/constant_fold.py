@@ -10,7 +10,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.registry import get_op
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 MAX_FOLD_BYTES = 64 * 2**20  # a bigger folded value costs more memory than it saves time
 

@@ -10,7 +10,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.registry import get_op
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport, count_by_op
+from graphcore.static.passes.base import PassReport, count_by_op
 
 
 def eliminate_common_subexpressions(graph: Graph) -> tuple[Graph, PassReport]:

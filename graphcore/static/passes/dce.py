@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphcore.static.ir import Graph
-from graphcore.static.passes import PassReport, count_by_op
+from graphcore.static.passes.base import PassReport, count_by_op
 
 _SIGNATURE = ("input", "param")
 

@@ -46,7 +46,7 @@ the concat's vjps and is no output.
 from __future__ import annotations
 
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 LINEARS = ("linear", "linear_act")
 

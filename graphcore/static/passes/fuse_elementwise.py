@@ -62,7 +62,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 FUSABLE_OPS = {
     "add": 2, "sub": 2, "mul": 2, "div": 2,

@@ -45,7 +45,7 @@ in ``graph.outputs`` is always read.
 from __future__ import annotations
 
 from graphcore.static.ir import Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid")
 CONVOLUTIONS = ("convolution_2d", "convolution_1d")

@@ -37,7 +37,7 @@ a basic index (ints, slices, None, ...) of a boolean value.
 from __future__ import annotations
 
 from graphcore.static.ir import Graph, Node, basic_index
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 
 def mask_select_grads(graph: Graph) -> tuple[Graph, PassReport]:

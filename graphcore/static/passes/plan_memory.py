@@ -39,7 +39,7 @@ import numpy as np
 import graphcore.ops  # noqa: F401  (registers the ops whose flags this pass reads)
 from graphcore import errors, registry
 from graphcore.static.ir import ALIASING, LEAVES, Graph, Node
-from graphcore.static.passes import PassReport
+from graphcore.static.passes.base import PassReport
 
 NOT_IN_PLACE = ("where",)  # elementwise ops whose kernels cannot write over an input
 

@@ -1,0 +1,48 @@
+"""The registries every converter family writes into: ``CONVERTERS`` (op name -> its
+``Converter``: the lowest opset it needs and the function that emits its ONNX nodes) through
+the ``converts`` decorator, and ``NOT_EXPORTABLE`` (op name -> why it has no mapping); and
+``cast``, which several families emit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Converter:
+    emit: Callable  # (emitter, node, input names) -> output name (a list: one per output)
+    min_opset: int = 13
+
+
+CONVERTERS: dict[str, Converter] = {}
+
+_GRADIENT = ("a gradient op (backward programs record it; a forward model names it only by "
+             "hand): not mapped")
+NOT_EXPORTABLE: dict[str, str] = {
+    "embed_id_grad": _GRADIENT,
+    "convolution_2d_grad_w": _GRADIENT,
+    "convolution_1d_grad_w": _GRADIENT,
+    "sum_to": f"{_GRADIENT} (it reduces broadcast axes)",
+    "scatter_add": f"{_GRADIENT} (get_item's backward)",
+    "prod_others": f"{_GRADIENT} (prod's backward)",
+    "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
+                "holds its value as a constant, so no exported model can contain it",
+}
+
+
+def converts(*names: str, min_opset: int = 13):
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            CONVERTERS[name] = Converter(fn, min_opset)
+        return fn
+    return register
+
+
+def cast(e, x: str, dtype) -> str:
+    """``x`` cast to the numpy ``dtype`` (an ONNX ``Cast``)."""
+    from onnx import helper
+
+    return e.op("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
