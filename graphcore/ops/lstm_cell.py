@@ -103,5 +103,6 @@ class LSTM(FunctionNode):
 
 
 def lstm(c_prev, x):
-    """Chainer's ``F.lstm``: returns ``(c, h)``."""
+    """Chainer's ``F.lstm``: ``x`` holds the 4 gate pre-activations (a, i, f, o) along axis 1,
+    interleaved per unit; returns ``(c, h)``."""
     return LSTM().apply((c_prev, x))
