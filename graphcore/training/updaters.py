@@ -9,7 +9,7 @@ from typing import Any
 
 from graphcore.dataset.convert import _check_device, concat_examples
 from graphcore.errors import SerializationError
-from graphcore.serialization import serialize_link, serialize_optimizer
+from graphcore.serializers import serialize_link, serialize_optimizer
 
 
 class Updater:
