@@ -18,6 +18,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
+from graphcore.debug import check_backward
 from graphcore.function_node import FunctionNode
 from graphcore.variable import Variable, constant
 
@@ -226,8 +227,6 @@ def _checked(node: FunctionNode, targets: tuple[int, ...], gxs: tuple, double: b
     for i in targets:
         gxs[i] = _normalize(gxs[i], node.inputs[i], node, double)
     if config.debug:
-        from graphcore.debug import check_backward
-
         check_backward(node, gxs)
     return gxs
 

@@ -64,6 +64,7 @@ from graphcore import (
 )
 from graphcore import datasets as training_datasets
 from graphcore import iterators as training_iterators
+from graphcore.config import using_config
 from graphcore.static.compile import static_graph
 from graphcore.training import extension as training_extension
 from graphcore.training import extensions as training_extensions
@@ -223,8 +224,6 @@ def _chainer_module() -> types.ModuleType:
 
 
 def config_module() -> types.ModuleType:
-    from graphcore.config import using_config
-
     return _module("chainer.configuration", "Chainer's configuration module.", config=config,
                    using_config=using_config)
 

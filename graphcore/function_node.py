@@ -25,6 +25,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.attributes import Attr, checked_init
 from graphcore.config import config
+from graphcore.debug import check_forward, creation_stack
 from graphcore.variable import Variable, constant, new_output
 
 # The lists of the open ``recording()`` blocks, innermost last.
@@ -184,8 +185,6 @@ class FunctionNode:
                 raise
             raise explained from e
         if config.debug:
-            from graphcore.debug import check_forward
-
             check_forward(self, arrays, ys)
         if needs_grad and config.enable_backprop:
             return self._record(tuple(xs), ys)
@@ -203,8 +202,6 @@ class FunctionNode:
         self.rank = rank
         self._ys = ys if self._out_keep is not None else ()
         if config.debug:
-            from graphcore.debug import creation_stack
-
             self.stack = creation_stack()
         if len(ys) == 1:
             y = new_output(ys[0], self, 0, rank)

@@ -14,6 +14,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
+from graphcore.debug import check_forward
 from graphcore.function_node import FunctionNode
 from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport
@@ -199,8 +200,6 @@ def run_call(compiled: Compiled, entry: list, arrays: list[np.ndarray],
     node = StaticCall(compiled, entry[0])
     ys = node.forward(arrays)
     if config.debug:
-        from graphcore.debug import check_forward
-
         check_forward(node, tuple(arrays), ys)
     if config.enable_backprop:
         inputs = wanted + compiled.param_list if wanted else compiled.param_list
