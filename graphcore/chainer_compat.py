@@ -134,8 +134,7 @@ def _training_modules() -> dict[str, types.ModuleType]:
         "chainer.training.triggers", "Triggers (graphcore.training.triggers).",
         {k: getattr(training_triggers, k) for k in (
             "IntervalTrigger", "EarlyStoppingTrigger", "ManualScheduleTrigger",
-            "MaxValueTrigger", "MinValueTrigger")}
-        | {"BestValueTrigger": training_triggers._BestValueTrigger})
+            "BestValueTrigger", "MaxValueTrigger", "MinValueTrigger")})
     standard = {"StandardUpdater": training_updaters.StandardUpdater}
     gpu_updaters = {"ParallelUpdater": _GPUS, "MultiprocessParallelUpdater": _GPUS}
     updaters = _chainer_names("chainer.training.updaters", "Updaters.", dict(standard),

@@ -45,7 +45,7 @@ class IntervalTrigger:
                                                  float(self._previous_epoch_detail))
 
 
-class _BestValueTrigger:
+class BestValueTrigger:
     """Fires when ``key`` (as LogReport summarises it every ``trigger``) reaches a new best."""
 
     def __init__(self, key: str, compare: Callable[[float, float], bool],
@@ -78,12 +78,12 @@ class _BestValueTrigger:
         self._best_value = None if best is None or np.isnan(best) else float(best)
 
 
-class MaxValueTrigger(_BestValueTrigger):
+class MaxValueTrigger(BestValueTrigger):
     def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
         super().__init__(key, lambda best, new: new > best, trigger)
 
 
-class MinValueTrigger(_BestValueTrigger):
+class MinValueTrigger(BestValueTrigger):
     def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
         super().__init__(key, lambda best, new: new < best, trigger)
 
