@@ -12,7 +12,7 @@ from graphcore import ops as _ops  # noqa: F401  (registers every built-in op)
 from graphcore.backprop import grad
 from graphcore.config import config, force_backprop_mode, no_backprop_mode, using_config
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops.arithmetic import install_operators as _install_operators
+from graphcore.ops.operators import install_operators as _install_operators
 from graphcore.registry import all_ops, get_op, register_op
 from graphcore.variable import Parameter, Variable, as_array, as_variable
 

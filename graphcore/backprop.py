@@ -18,7 +18,8 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.function_node import FunctionNode, _double
+from graphcore.debug import check_backward
+from graphcore.function_node import FunctionNode
 from graphcore.variable import Variable, constant
 
 
@@ -145,9 +146,9 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
         slot[y._index] = _add(slot[y._index], gy)
     captured, needed = capture if capture is not None else (None, None)
     free = free and not (retain_grad or double)
-    old_backprop, old_double = config.enable_backprop, _double[0]
+    old_backprop, old_double = config.enable_backprop, config.double_backprop
     config.enable_backprop = double
-    _double[0] = double
+    config.double_backprop = double
     copied: set[int] = set()
     owned: dict[int, np.ndarray] = {}  # leaf-gradient sums this walk allocated (kept alive)
     try:
@@ -190,7 +191,7 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
                 if creator is None:
                     if captured is not None:
                         if id(x) in captured:
-                            if getattr(node, "lends_buffers", False):
+                            if node.lends_buffers:
                                 gx = gx.copy()  # a compiled call's buffer, reused next call
                             captured[id(x)] = _add(captured[id(x)], gx)
                     else:
@@ -205,7 +206,7 @@ def _walk(roots: list[tuple[Variable, Any]], retain_grad: bool, double: bool,
                 slot[j] = gx if slot[j] is None else slot[j] + gx
     finally:
         config.enable_backprop = old_backprop
-        _double[0] = old_double
+        config.double_backprop = old_double
 
 
 def _checked(node: FunctionNode, targets: tuple[int, ...], gxs: tuple, double: bool) -> list:
@@ -226,8 +227,6 @@ def _checked(node: FunctionNode, targets: tuple[int, ...], gxs: tuple, double: b
     for i in targets:
         gxs[i] = _normalize(gxs[i], node.inputs[i], node, double)
     if config.debug:
-        from graphcore.debug import check_backward
-
         check_backward(node, gxs)
     return gxs
 

@@ -64,6 +64,7 @@ from graphcore import (
 )
 from graphcore import datasets as training_datasets
 from graphcore import iterators as training_iterators
+from graphcore.config import using_config
 from graphcore.static.compile import static_graph
 from graphcore.training import extension as training_extension
 from graphcore.training import extensions as training_extensions
@@ -133,8 +134,7 @@ def _training_modules() -> dict[str, types.ModuleType]:
         "chainer.training.triggers", "Triggers (graphcore.training.triggers).",
         {k: getattr(training_triggers, k) for k in (
             "IntervalTrigger", "EarlyStoppingTrigger", "ManualScheduleTrigger",
-            "MaxValueTrigger", "MinValueTrigger")}
-        | {"BestValueTrigger": training_triggers._BestValueTrigger})
+            "BestValueTrigger", "MaxValueTrigger", "MinValueTrigger")})
     standard = {"StandardUpdater": training_updaters.StandardUpdater}
     gpu_updaters = {"ParallelUpdater": _GPUS, "MultiprocessParallelUpdater": _GPUS}
     updaters = _chainer_names("chainer.training.updaters", "Updaters.", dict(standard),
@@ -223,8 +223,6 @@ def _chainer_module() -> types.ModuleType:
 
 
 def config_module() -> types.ModuleType:
-    from graphcore.config import using_config
-
     return _module("chainer.configuration", "Chainer's configuration module.", config=config,
                    using_config=using_config)
 

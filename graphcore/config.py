@@ -7,6 +7,7 @@ thread-local: run one model per process or guard switches yourself.
 As in Chainer, users may add keys of their own (``config.my_flag = 1``,
 ``using_config('my_flag', 2)``); the keys Chainer code sets for its GPU back ends
 (``use_cudnn``, ``autotune``, ...) exist with Chainer's CPU defaults and change nothing here.
+``config.double_backprop`` belongs to the engine: users read it, ``using_config`` refuses it.
 """
 
 import contextlib
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from graphcore.errors import ArgumentTypeError
+from graphcore.errors import ArgumentTypeError, ArgumentValueError
 
 # Keys Chainer defines that only matter to its GPU/iDeep back ends: accepted, never read here.
 _CHAINER_ONLY_DEFAULTS = {
@@ -25,17 +26,22 @@ _CHAINER_ONLY_DEFAULTS = {
 }
 
 _SWITCHES = ("train", "enable_backprop", "debug")  # the engine's boolean keys
+# Keys the engine sets itself and users only read: ``using_config`` refuses them.
+_ENGINE_OWNED = ("double_backprop",)
 
 
 class _Config:
     # The engine's own keys are slots (fastest reads); user keys live in __dict__.
-    __slots__ = ("train", "enable_backprop", "debug", "dtype", "__dict__")
+    __slots__ = ("train", "enable_backprop", "debug", "dtype", "double_backprop", "__dict__")
 
     def __init__(self) -> None:
         self.train = True  # dropout and batch norm behave as in training
         self.enable_backprop = True  # record the graph while running forward
         self.debug = False  # check every op's outputs and gradients for NaN/Inf
         self.dtype = np.dtype(np.float32)  # dtype of parameters links create
+        # True while a backward walk records the graph of the gradient; set by the engine,
+        # read by backward code that has an array-only fast path (``ops.lstm_cell``).
+        self.double_backprop = False
         self.__dict__.update(_CHAINER_ONLY_DEFAULTS)
 
     def __getattr__(self, name: str) -> object:  # only reached for keys never set
@@ -57,6 +63,11 @@ def using_config(name: str, value: object) -> Iterator[None]:
     if not isinstance(name, str) or not name.isidentifier():
         raise ArgumentTypeError(f"using_config: the key must be an identifier string, got "
                                 f"{name!r}")
+    if name in _ENGINE_OWNED:
+        raise ArgumentValueError(
+            f"using_config: {name} is set by the engine during a backward walk; ask for it "
+            "with backward(enable_double_backprop=True) or grad(..., "
+            "enable_double_backprop=True)")
     if name == "dtype":
         value = _float_dtype(value)
     elif name in _SWITCHES and not isinstance(value, bool | np.bool_):

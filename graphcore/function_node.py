@@ -15,8 +15,9 @@ constructed, see ``graphcore.attributes``).
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,13 +25,26 @@ import numpy as np
 from graphcore import errors
 from graphcore.attributes import Attr, checked_init
 from graphcore.config import config
+from graphcore.debug import check_forward, creation_stack
 from graphcore.variable import Variable, constant, new_output
 
-# True while the engine runs a backward that records a graph (double backprop).
-_double = [False]
-# While static-mode tracing runs: the list every recorded node is appended to, in creation
-# order (the order define-by-run ran the ops, which random ops must keep).
-_creation_log: list[list] = []
+# The lists of the open ``recording()`` blocks, innermost last.
+_recordings: list[list[FunctionNode]] = []
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[FunctionNode]]:
+    """Yield a list that gets every node recorded inside the block, in creation order (the
+    order define-by-run ran the ops, which random ops must keep; static mode's trace reads
+    it). A nested block sees its own nodes and hands them to the enclosing block on exit."""
+    created: list[FunctionNode] = []
+    _recordings.append(created)
+    try:
+        yield created
+    finally:
+        _recordings.pop()
+        if _recordings:
+            _recordings[-1].extend(created)
 
 
 class FunctionNode:
@@ -66,6 +80,9 @@ class FunctionNode:
     # compiled call): ``walk_leaves(gy) -> bool`` (``gy`` None: ones), False when the engine
     # should walk instead.
     walk_leaves: ClassVar[Any] = None
+    # Backward returns buffers this node reuses on its next call (a compiled call's plan): a
+    # caller that keeps a gradient beyond the walk copies it.
+    lends_buffers: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Validate declared attributes where they arrive: in the constructor, once per op.
@@ -110,7 +127,7 @@ class FunctionNode:
         inputs = self.inputs
         if self._in_keep is not None:
             inputs = tuple(inputs[i] for i in self._in_keep)
-        if _double[0]:
+        if config.double_backprop:
             return inputs
         return tuple(x._array for x in inputs)
 
@@ -129,7 +146,7 @@ class FunctionNode:
                 f"{self.label}: the values saved for backward were freed by an earlier "
                 "backward(); call backward(retain_grad=True) to backpropagate twice")
         keep = self._out_keep or ()
-        if not _double[0]:
+        if not config.double_backprop:
             return tuple(ys[i] for i in keep)
         outs = []
         refs = list(self.outputs)
@@ -168,16 +185,14 @@ class FunctionNode:
                 raise
             raise explained from e
         if config.debug:
-            from graphcore.debug import check_forward
-
             check_forward(self, arrays, ys)
         if needs_grad and config.enable_backprop:
             return self._record(tuple(xs), ys)
         return tuple([constant(y) for y in ys])
 
     def _record(self, xs: tuple[Variable, ...], ys: tuple[np.ndarray, ...]) -> tuple:
-        if _creation_log:
-            _creation_log[-1].append(self)
+        if _recordings:
+            _recordings[-1].append(self)
         rank = 0
         for x in xs:
             if x.rank > rank:
@@ -187,8 +202,6 @@ class FunctionNode:
         self.rank = rank
         self._ys = ys if self._out_keep is not None else ()
         if config.debug:
-            from graphcore.debug import creation_stack
-
             self.stack = creation_stack()
         if len(ys) == 1:
             y = new_output(ys[0], self, 0, rank)

@@ -1,7 +1,7 @@
 """``graphcore.functions`` (imported as ``F``): every op as a function, Chainer's names.
 
 Each function is a thin wrapper defined next to its op in ``graphcore.ops``; composites built
-from registered ops (``batch_normalization``, ``lstm``) live here and need no backward.
+from registered ops (``batch_normalization``) live here and need no backward.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from graphcore.ops.loss import (
     softmax,
     softmax_cross_entropy,
 )
+from graphcore.ops.lstm_cell import lstm
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization import local_response_normalization
@@ -136,12 +137,3 @@ def _bn_shape(x, axes):
 
 def _bn_param(p, x, axes):
     return reshape(p, _bn_shape(x, axes))
-
-
-def lstm(c_prev, x):
-    """Chainer's LSTM activation: ``x`` holds the 4 gate pre-activations (a, i, f, o) along
-    axis 1, interleaved per unit; returns ``(c, h)``.
-    """
-    from graphcore.ops.lstm_cell import lstm as lstm_op
-
-    return lstm_op(c_prev, x)

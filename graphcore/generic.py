@@ -2,7 +2,8 @@
 
 Each function takes numpy arrays or Variables. Arrays in, arrays out, computed directly with
 numpy (a first-order backward, no graph); a Variable in, a Variable out, through the registered
-op (a double-backprop backward, recorded so it can be differentiated again).  Operators
+op looked up by name (a double-backprop backward, recorded so it can be differentiated again;
+by name, so this module, which every op imports, imports no op).  Operators
 (``+ - * / @ **``, ``.T``) already work on both kinds and need nothing here.
 """
 
@@ -12,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.registry import get_op
 from graphcore.variable import Variable
 
 
-def _ops():
-    from graphcore import functions
-
-    return functions
+def _apply(op: str, inputs: tuple, **attrs: Any) -> Variable:
+    """The registered op ``op``, made with ``attrs`` and applied to ``inputs``: its output."""
+    return get_op(op)(**attrs).apply(inputs)[0]
 
 
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
@@ -26,7 +27,7 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     if x.shape == shape:
         return x
     if isinstance(x, Variable):
-        return _ops().sum_to(x, shape)
+        return _apply("sum_to", (x,), shape=shape)
     return unbroadcast_array(x, shape)
 
 
@@ -44,7 +45,7 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     if x.shape == shape:
         return x
     if isinstance(x, Variable):
-        return _ops().broadcast_to(x, shape)
+        return _apply("broadcast_to", (x,), shape=shape)
     if x.size == 1:  # np.full is several times cheaper than np.broadcast_to's view
         return np.full(shape, x.reshape(()), x.dtype)
     return np.broadcast_to(x, shape)
@@ -54,48 +55,54 @@ def reshape(x: Any, shape: tuple[int, ...]) -> Any:
     if x.shape == shape:
         return x
     if isinstance(x, Variable):
-        return _ops().reshape(x, shape)
+        return _apply("reshape", (x,), shape=shape)
     return x.reshape(shape)
 
 
 def transpose(x: Any, axes: tuple[int, ...] | None = None) -> Any:
     if isinstance(x, Variable):
-        return _ops().transpose(x, axes)
+        return _apply("transpose", (x,), axes=axes)
     return x.transpose(axes)
 
 
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     if isinstance(x, Variable):
-        return _ops().swapaxes(x, axis1, axis2)
+        return _apply("swapaxes", (x,), axis1=axis1, axis2=axis2)
     return x.swapaxes(axis1, axis2)
 
 
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     if isinstance(x, Variable):
-        return _ops().sum(x, axis=axis, keepdims=keepdims)
+        return _apply("sum", (x,), axis=axis, keepdims=keepdims)
     return np.asarray(x.sum(axis=axis, keepdims=keepdims))
 
 
 def exp(x: Any) -> Any:
-    return _ops().exp(x) if isinstance(x, Variable) else np.exp(x)
+    return _apply("exp", (x,)) if isinstance(x, Variable) else np.exp(x)
 
 
 def log(x: Any) -> Any:
-    return _ops().log(x) if isinstance(x, Variable) else np.log(x)
+    return _apply("log", (x,)) if isinstance(x, Variable) else np.log(x)
 
 
 def sigmoid(x: Any) -> Any:
     if isinstance(x, Variable):
-        return _ops().sigmoid(x)
+        return _apply("sigmoid", (x,))
     return np.tanh(x * 0.5) * 0.5 + 0.5
 
 
 def softmax(x: Any, axis: int = 1) -> Any:
     if isinstance(x, Variable):
-        return _ops().softmax(x, axis=axis)
-    from graphcore.ops.loss import softmax_array
-
+        return _apply("softmax", (x,), axis=axis)
     return softmax_array(x, axis)
+
+
+def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
+    """``exp(x) / sum(exp(x))`` along ``axis`` (shifted by the maximum: no overflow)."""
+    y = x - x.max(axis=axis, keepdims=True)
+    np.exp(y, out=y)
+    y /= y.sum(axis=axis, keepdims=True)
+    return y
 
 
 def mask(gy: Any, keep: np.ndarray) -> Any:
@@ -122,10 +129,10 @@ def array_of(x: Any) -> np.ndarray:
 
 
 def tanh(x: Any) -> Any:
-    return _ops().tanh(x) if isinstance(x, Variable) else np.tanh(x)
+    return _apply("tanh", (x,)) if isinstance(x, Variable) else np.tanh(x)
 
 
 def stack(xs: list, axis: int = 0) -> Any:
     if any(isinstance(x, Variable) for x in xs):
-        return _ops().stack(xs, axis=axis)
+        return _apply("stack", tuple(xs), axis=axis)
     return np.stack(xs, axis=axis)

@@ -32,16 +32,16 @@ from graphcore.update_rules import (  # noqa: F401  (re-exported: Chainer's name
     AdaGradRule,
     AdamRule,
     Hyperparameter,
+    HyperparameterProxy,
     MomentumSGDRule,
     NesterovAGRule,
     RMSpropRule,
     SGDRule,
     UpdateRule,
-    _adam_lr,
-    _add_hook,
-    _hook_name,
-    _hook_timing,
-    _HyperparameterProxy,
+    adam_lr,
+    add_hook,
+    hook_name,
+    hook_timing,
 )
 from graphcore.variable import Parameter, Variable
 
@@ -97,16 +97,16 @@ class Optimizer:
                                     f"(e.g. WeightDecay(1e-4)), got {type(hook).__name__}")
         if self.target is None:
             raise RuntimeError("call setup(link) before add_hook")
-        name = name or _hook_name(hook)
+        name = name or hook_name(hook)
         if name in self._hook_names():
             raise KeyError(f"a hook named {name!r} is already registered")
         if getattr(hook, "call_for_each_param", False):
-            timing = _hook_timing(hook, timing)
+            timing = hook_timing(hook, timing)
             self._param_hooks.append((hook, name, timing))
             for param in self.target.params():
                 self.update_rule_of(param).add_hook(hook, name, timing)
         else:
-            _add_hook(self._hooks, hook, name, timing)
+            add_hook(self._hooks, hook, name, timing)
 
     def _hook_names(self) -> list[str]:
         return [*self._hooks["pre"], *self._hooks["post"], *(n for _, n, _ in self._param_hooks)]
@@ -172,7 +172,7 @@ _HYPER = {"lr": _RATE, "momentum": _DECAY, "alpha": _RATE, "beta1": _DECAY, "bet
 class SGD(Optimizer):
     """Plain stochastic gradient descent."""
 
-    lr = _HyperparameterProxy()
+    lr = HyperparameterProxy()
 
     def __init__(self, lr: float = 0.01) -> None:
         super().__init__()
@@ -186,8 +186,8 @@ class SGD(Optimizer):
 class MomentumSGD(Optimizer):
     """SGD with (heavy-ball) momentum."""
 
-    lr = _HyperparameterProxy()
-    momentum = _HyperparameterProxy()
+    lr = HyperparameterProxy()
+    momentum = HyperparameterProxy()
 
     def __init__(self, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__()
@@ -202,8 +202,8 @@ class MomentumSGD(Optimizer):
 class NesterovAG(Optimizer):
     """Nesterov's accelerated gradient (Sutskever et al., 2013; Chainer's formulation)."""
 
-    lr = _HyperparameterProxy()
-    momentum = _HyperparameterProxy()
+    lr = HyperparameterProxy()
+    momentum = HyperparameterProxy()
 
     def __init__(self, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__()
@@ -217,8 +217,8 @@ class NesterovAG(Optimizer):
 class AdaGrad(Optimizer):
     """AdaGrad (Duchi et al., 2011)."""
 
-    lr = _HyperparameterProxy()
-    eps = _HyperparameterProxy()
+    lr = HyperparameterProxy()
+    eps = HyperparameterProxy()
 
     def __init__(self, lr: float = 0.001, eps: float = 1e-8) -> None:
         super().__init__()
@@ -232,10 +232,10 @@ class AdaGrad(Optimizer):
 class RMSprop(Optimizer):
     """RMSprop (Tieleman & Hinton, 2012)."""
 
-    lr = _HyperparameterProxy()
-    alpha = _HyperparameterProxy()
-    eps = _HyperparameterProxy()
-    eps_inside_sqrt = _HyperparameterProxy()
+    lr = HyperparameterProxy()
+    alpha = HyperparameterProxy()
+    eps = HyperparameterProxy()
+    eps_inside_sqrt = HyperparameterProxy()
 
     def __init__(self, lr: float = 0.01, alpha: float = 0.99, eps: float = 1e-8,
                  eps_inside_sqrt: bool = False) -> None:
@@ -250,8 +250,8 @@ class RMSprop(Optimizer):
 class AdaDelta(Optimizer):
     """ADADELTA (Zeiler, 2012): no learning rate."""
 
-    rho = _HyperparameterProxy()
-    eps = _HyperparameterProxy()
+    rho = HyperparameterProxy()
+    eps = HyperparameterProxy()
 
     def __init__(self, rho: float = 0.95, eps: float = 1e-6) -> None:
         super().__init__()
@@ -265,13 +265,13 @@ class AdaDelta(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba), optionally AMSGrad and decoupled weight decay (AdamW's ``eta``)."""
 
-    alpha = _HyperparameterProxy()
-    beta1 = _HyperparameterProxy()
-    beta2 = _HyperparameterProxy()
-    eps = _HyperparameterProxy()
-    eta = _HyperparameterProxy()
-    weight_decay_rate = _HyperparameterProxy()
-    amsgrad = _HyperparameterProxy()
+    alpha = HyperparameterProxy()
+    beta1 = HyperparameterProxy()
+    beta2 = HyperparameterProxy()
+    eps = HyperparameterProxy()
+    eta = HyperparameterProxy()
+    weight_decay_rate = HyperparameterProxy()
+    amsgrad = HyperparameterProxy()
 
     def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, eta: float = 1.0, weight_decay_rate: float = 0,
@@ -289,4 +289,4 @@ class Adam(Optimizer):
     @property
     def lr(self) -> float:
         """The bias-corrected step size of the latest update: ``alpha * sqrt(1-b2^t)/(1-b1^t)``."""
-        return _adam_lr(self.hyperparam, self.t)
+        return adam_lr(self.hyperparam, self.t)

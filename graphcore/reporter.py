@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import config
+from graphcore.serialization import Saver, load_json
 from graphcore.variable import Variable
 
 _reporters: list[Reporter] = []
@@ -153,8 +154,6 @@ class DictSummary:
         return stats
 
     def serialize(self, serializer: Any) -> None:
-        from graphcore.serialization import Saver, load_json
-
         if isinstance(serializer, Saver):
             names = list(self._summaries)
             serializer("_names", json.dumps(names))

@@ -4,9 +4,10 @@ Optimizer (a Trainer, an updater, an iterator, an extension).
 ``serializer[key]`` is a child under ``key/``; ``serializer(key, value)`` saves ``value``
 (``Saver``) or returns the stored value (``Loader``: arrays are copied in place, scalars and
 strings come back as the type of ``value``). Links and optimizers inside go through
-``serialize_link``/``serialize_optimizer``, which use ``graphcore.serializers``' own layout, so
-a trainer snapshot holds ``updater/model:main/l1/W`` exactly as ``save_npz(model)`` holds
-``l1/W``. Nothing is pickled: strings are stored as numpy unicode arrays.
+``graphcore.serializers.serialize_link``/``serialize_optimizer`` (the one owner of the npz
+layout of a Link and an Optimizer), so a trainer snapshot holds ``updater/model:main/l1/W``
+exactly as ``save_npz(model)`` holds ``l1/W``. Nothing is pickled: strings are stored as
+numpy unicode arrays. This module imports no serializer.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from graphcore import serializers
 from graphcore.errors import SerializationError
 from graphcore.files.arrays import ArrayFileError, NpzArchive
 
@@ -134,29 +134,6 @@ def _expect(key: str, shape: tuple[int, ...], dtype: np.dtype, value: Any) -> No
         return
     if math.prod(shape) > MAX_ARRAY_ELEMENTS or dtype.kind not in "biufcU":
         raise SerializationError(f"{key}: {held}, which no reader of it expects")
-
-
-def serialize_link(serializer: Saver | Loader, link: Any) -> None:
-    _serialize(serializer, link, serializers._link_arrays, serializers._load_link)
-
-
-def serialize_optimizer(serializer: Saver | Loader, optimizer: Any) -> None:
-    _serialize(serializer, optimizer, serializers._optimizer_arrays,
-               serializers._load_optimizer)
-
-
-def _serialize(serializer: Saver | Loader, target: Any, arrays: Any, load: Any) -> None:
-    """Save ``arrays(target)`` under the serializer's path, or load them with ``load``."""
-    if isinstance(serializer, Saver):
-        for key, array in arrays(target).items():
-            serializer.target[serializer.path + key] = array
-        return
-    # the archive is an ``NpzArchive``: each array read is bounded by its header and the
-    # archive's element limit before it is decompressed
-    loader = serializers._Loader(serializer.npz, serializer.path, serializer.strict)
-    load(loader, target)
-    loader.finish()
-    serializer.read.update(k for k in serializer.npz.files if k.startswith(serializer.path))
 
 
 def serialize_random_state(serializer: Saver | Loader, state: np.random.RandomState | None

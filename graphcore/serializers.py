@@ -4,6 +4,9 @@ Keys are the names Chainer uses: parameter paths without the leading slash (``l1
 ``l1/b``), persistent values (``bn/avg_mean``), and for an optimizer ``t``, ``epoch`` and each
 parameter's state (``l1/W/t``, ``l1/W/m``).  Loading never unpickles (``allow_pickle=False``)
 and copies into the existing arrays in place, so an optimizer holding them keeps working.
+This module is the one owner of that layout: inside Chainer's ``serialize(serializer)``
+protocol (``graphcore.serialization``: a Trainer's snapshot) a Link or an Optimizer goes
+through ``serialize_link``/``serialize_optimizer`` here.
 
 >>> save_npz('model.npz', model)
 >>> load_npz('model.npz', model)              # strict: every key must match, both ways
@@ -15,7 +18,7 @@ import contextlib
 import os
 import secrets
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -25,6 +28,7 @@ from graphcore.files.arrays import ArrayFileError, NpzArchive
 from graphcore.files.regular import open_regular
 from graphcore.links.link import Link
 from graphcore.optimizers import Optimizer
+from graphcore.serialization import Loader, Saver
 
 __all__ = ["load_npz", "save_npz"]
 
@@ -82,8 +86,6 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
         elif hasattr(obj, "serialize"):
-            from graphcore.serialization import Loader
-
             obj.serialize(Loader(archive, path, strict))
             return
         else:
@@ -140,8 +142,6 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
     if isinstance(obj, Link):
         return _link_arrays(obj)
     if hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
-        from graphcore.serialization import Saver
-
         arrays: dict[str, np.ndarray] = {}
         obj.serialize(Saver(arrays))
         return arrays
@@ -350,3 +350,34 @@ def _load_scalar(loader: _Loader, key: str, store: Callable[[int], None]) -> Non
         raise SerializationError(f"{loader.prefix}{key}: expected an integer scalar, got "
                                  f"shape {value.shape}, dtype {value.dtype}")
     store(int(value))
+
+
+# --- inside Chainer's serialize(serializer) protocol (graphcore.serialization) ------------------
+
+
+def serialize_link(serializer: Saver | Loader, link: Link) -> None:
+    """Save or load ``link``'s arrays under the serializer's path, in ``save_npz``'s layout
+    (a trainer snapshot's ``updater/model:main/l1/W``)."""
+    _serialize(serializer, link, _link_arrays, _load_link)
+
+
+def serialize_optimizer(serializer: Saver | Loader, optimizer: Optimizer) -> None:
+    """Save or load ``optimizer``'s state under the serializer's path, in ``save_npz``'s
+    layout."""
+    _serialize(serializer, optimizer, _optimizer_arrays, _load_optimizer)
+
+
+def _serialize(serializer: Saver | Loader, target: Link | Optimizer,
+               arrays: Callable[[Any], dict[str, np.ndarray]],
+               load: Callable[[_Loader, Any], None]) -> None:
+    """Save ``arrays(target)`` under the serializer's path, or load them with ``load``."""
+    if isinstance(serializer, Saver):
+        for key, array in arrays(target).items():
+            serializer.target[serializer.path + key] = array
+        return
+    # the archive is an ``NpzArchive``: each array read is bounded by its header and the
+    # archive's element limit before it is decompressed
+    loader = _Loader(serializer.npz, serializer.path, serializer.strict)
+    load(loader, target)
+    loader.finish()
+    serializer.read.update(k for k in serializer.npz.files if k.startswith(serializer.path))

@@ -38,7 +38,7 @@ class Hyperparameter:
         return f"Hyperparameter({self.get_dict()})"
 
 
-class _HyperparameterProxy:
+class HyperparameterProxy:
     """Makes ``optimizer.lr`` read and write ``optimizer.hyperparam.lr``."""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -58,7 +58,9 @@ class _HyperparameterProxy:
 # after) each parameter's update; any other hook is called once per step as ``hook(optimizer)``.
 
 
-def _hook_timing(hook: Any, timing: str) -> str:
+def hook_timing(hook: Any, timing: str) -> str:
+    """``pre`` or ``post``: ``timing``, or for ``auto`` the hook's own ``timing`` (default
+    ``pre``)."""
     if timing == "auto":
         timing = getattr(hook, "timing", "pre")
     if timing not in ("pre", "post"):
@@ -66,16 +68,19 @@ def _hook_timing(hook: Any, timing: str) -> str:
     return timing
 
 
-def _hook_name(hook: Any) -> str:
+def hook_name(hook: Any) -> str:
+    """The name a hook is registered under when none is given: its ``name``, else its class's."""
     return getattr(hook, "name", None) or type(hook).__name__
 
 
-def _add_hook(hooks: dict[str, dict[str, Callable]], hook: Callable, name: str | None,
-              timing: str) -> None:
+def add_hook(hooks: dict[str, dict[str, Callable]], hook: Callable, name: str | None,
+             timing: str) -> None:
+    """Register ``hook`` in ``hooks`` (``{"pre": {...}, "post": {...}}``, an optimizer's or an
+    update rule's) under its name and timing; a name taken already is a ``KeyError``."""
     if not callable(hook):
         raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
-    name = name or _hook_name(hook)
-    timing = _hook_timing(hook, timing)
+    name = name or hook_name(hook)
+    timing = hook_timing(hook, timing)
     if name in hooks["pre"] or name in hooks["post"]:
         raise KeyError(f"a hook named {name!r} is already registered")
     hooks[timing][name] = hook
@@ -100,7 +105,7 @@ class UpdateRule:
 
     def add_hook(self, hook: Callable, name: str | None = None, timing: str = "auto") -> None:
         """Call ``hook(rule, param)`` before (``'pre'``) or after (``'post'``) each update."""
-        _add_hook(self._hooks, hook, name, timing)
+        add_hook(self._hooks, hook, name, timing)
 
     def remove_hook(self, name: str) -> None:
         for hooks in self._hooks.values():
@@ -249,7 +254,7 @@ class AdamRule(UpdateRule):
 
     @property
     def lr(self) -> float:
-        return _adam_lr(self.hyperparam, self.t)
+        return adam_lr(self.hyperparam, self.t)
 
     def update_core(self, param: Parameter) -> None:
         hp = self.hyperparam
@@ -279,7 +284,8 @@ class AdamRule(UpdateRule):
         p -= buf
 
 
-def _adam_lr(hp: Hyperparameter, t: int) -> float:
+def adam_lr(hp: Hyperparameter, t: int) -> float:
+    """Adam's bias-corrected step size after ``t`` updates (Chainer's ``alpha_t``)."""
     if t == 0:
         raise RuntimeError("Adam's learning rate is undefined before the first update (t == 0)")
     fix1 = 1.0 - hp.beta1 ** t

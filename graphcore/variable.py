@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, initializers
 
 if TYPE_CHECKING:
     from graphcore.function_node import FunctionNode
@@ -281,8 +281,6 @@ class Parameter(Variable):
         return self._array is not None
 
     def initialize(self, shape: tuple[int, ...]) -> None:
-        from graphcore import initializers
-
         if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
             shape = (int(shape),)
         if not isinstance(shape, tuple | list) or not all(

@@ -14,7 +14,8 @@ import numpy as np
 from graphcore.errors import DeviceError
 
 
-def _check_device(device: Any) -> None:
+def check_device(device: Any) -> None:
+    """Refuse a device other than the host (graphcore computes with numpy only)."""
     if device is None or device == -1 or device == "@numpy" or device == "cpu":
         return
     raise DeviceError(f"concat_examples: graphcore computes on the host only, got device "
@@ -24,7 +25,7 @@ def _check_device(device: Any) -> None:
 def concat_examples(batch: Sequence[Any], device: Any = None, padding: Any = None) -> Any:
     if len(batch) == 0:
         raise ValueError("batch is empty")
-    _check_device(device)
+    check_device(device)
     first = batch[0]
     if isinstance(first, tuple):
         pads = padding if isinstance(padding, tuple) else [padding] * len(first)
@@ -55,5 +56,5 @@ def _concat_arrays(arrays: Sequence[Any], padding: Any) -> np.ndarray:
 
 def to_device(device: Any, x: Any) -> Any:
     """``x`` unchanged: graphcore keeps every array on the host."""
-    _check_device(device)
+    check_device(device)
     return x

@@ -5,6 +5,7 @@ from __future__ import annotations
 from graphcore.links.link import Chain, Link
 from graphcore.ops.evaluation import accuracy
 from graphcore.ops.loss import softmax_cross_entropy
+from graphcore.reporter import report
 
 
 class Classifier(Chain):
@@ -54,8 +55,6 @@ class Classifier(Chain):
         self.accuracy = None
         self.y = self.predictor(*args, **kwargs)
         self.loss = self.lossfun(self.y, t)
-        from graphcore.reporter import report  # imported late: training imports links
-
         report({"loss": self.loss}, self)
         if self.compute_accuracy:
             self.accuracy = self.accfun(self.y, t)

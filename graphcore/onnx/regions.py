@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import config
-from graphcore.function_node import FunctionNode, _creation_log
+from graphcore.function_node import FunctionNode, recording
 from graphcore.interpreter import calls as interpreter
 from graphcore.language.syntax import PREVIOUS, ForEachStep, IfStep, WhileStep
 from graphcore.onnx.errors import ExportError
@@ -104,10 +104,9 @@ class ExportRun(interpreter._Run):
         self.by_node = by_node
 
     def op(self, step, suffix):
-        created = _creation_log[-1]
-        start = len(created)
-        result = super().op(step, suffix)
-        for fnode in created[start:]:
+        with recording() as created:
+            result = super().op(step, suffix)
+        for fnode in created:
             self.by_node.setdefault(id(fnode), str(step.loc))
         if step.layer and step.op in RECURRENT and isinstance(result, Variable):
             # traced, the layer is one op per time step: kept whole, it exports as ONNX

@@ -1,4 +1,5 @@
-"""Elementwise arithmetic with numpy broadcasting, and the Variable operators built on it.
+"""Elementwise arithmetic with numpy broadcasting: the functions Variable's operators call
+(``ops.operators`` installs them).
 
 Two arrays must share a dtype (a float64 constant never silently promotes a float32 model);
 a Python or numpy scalar operand becomes an attribute of a ``*_scalar`` op and keeps the
@@ -311,7 +312,7 @@ class MultiAdd(FunctionNode):
 def add(*xs):
     """``x0 + x1 + ...`` (Chainer's ``F.add``): two operands as ``+`` does, more in one node."""
     if len(xs) == 2:
-        return _add(*xs)
+        return binary_add(*xs)
     if not xs:
         raise TypeError("F.add: needs at least one input")
     return MultiAdd().apply(xs)[0]
@@ -327,8 +328,8 @@ def _constants_like(a, b):
     return a, b
 
 
-def _add(a, b):
-    """``a + b`` (either may be a Variable, an array or a scalar)."""
+def binary_add(a, b):
+    """``a + b`` (either may be a Variable, an array or a scalar): Variable's ``+``."""
     if isinstance(b, _SCALARS):
         return AddScalar(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
@@ -384,33 +385,3 @@ def neg(x):
 
 def _py(v):
     return v.item() if isinstance(v, np.generic) else v
-
-
-def install_operators() -> None:
-    """Give ``Variable`` its Python operators (Chainer's ``install_variable_arithmetics``)."""
-    from graphcore.functions import absolute, get_item, matmul, reshape, transpose
-
-    def swap(f):
-        return lambda self, other: f(other, self)
-
-    Variable.__add__ = _add
-    Variable.__radd__ = swap(_add)
-    Variable.__sub__ = sub
-    Variable.__rsub__ = swap(sub)
-    Variable.__mul__ = mul
-    Variable.__rmul__ = swap(mul)
-    Variable.__truediv__ = div
-    Variable.__rtruediv__ = swap(div)
-    Variable.__pow__ = pow
-    Variable.__rpow__ = swap(pow)
-    Variable.__matmul__ = matmul
-    Variable.__rmatmul__ = swap(matmul)
-    Variable.__neg__ = neg
-    Variable.__pos__ = lambda self: self
-    Variable.__abs__ = absolute
-    Variable.__getitem__ = get_item
-    Variable.T = property(lambda self: transpose(self))
-    Variable.reshape = lambda self, *shape: reshape(
-        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
-    Variable.transpose = lambda self, *axes: transpose(
-        self, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None)

@@ -13,7 +13,7 @@ from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import normalize_axis, numeric_dtype
 from graphcore.registry import register_op
 
-_SHAPE = Attr((tuple, list), required=True, items=int, doc="target shape")
+SHAPE = Attr((tuple, list), required=True, items=int, doc="target shape")
 
 
 @register_op
@@ -24,7 +24,7 @@ class Reshape(FunctionNode):
     name = "reshape"
     label = "Reshape"
     arity = 1
-    attributes = {"shape": _SHAPE}
+    attributes = {"shape": SHAPE}
 
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
@@ -80,7 +80,7 @@ class BroadcastTo(FunctionNode):
     name = "broadcast_to"
     label = "BroadcastTo"
     arity = 1
-    attributes = {"shape": _SHAPE}
+    attributes = {"shape": SHAPE}
 
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
@@ -105,7 +105,7 @@ class SumTo(FunctionNode):
     name = "sum_to"
     label = "SumTo"
     arity = 1
-    attributes = {"shape": _SHAPE}
+    attributes = {"shape": SHAPE}
 
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)

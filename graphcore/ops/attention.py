@@ -22,7 +22,6 @@ from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
-from graphcore.ops.loss import softmax_array
 from graphcore.registry import register_op
 from graphcore.variable import Variable
 
@@ -37,7 +36,7 @@ def attention_weights(scores, keep: np.ndarray | None):
     shifted = scores + bias
     if isinstance(scores, Variable):
         return g.softmax(shifted, axis=-1) * keep.astype(scores.dtype)
-    return softmax_array(shifted, -1) * keep
+    return g.softmax_array(shifted, -1) * keep
 
 
 @register_op

@@ -11,7 +11,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops.array import _SHAPE, broadcast_to
+from graphcore.ops.array import SHAPE, broadcast_to
 from graphcore.registry import register_op
 
 
@@ -52,7 +52,7 @@ class ScatterAdd(FunctionNode):
     name = "scatter_add"
     label = "ScatterAdd"
     arity = 1
-    attributes = {"index": Attr(object, required=True, doc="numpy index"), "shape": _SHAPE}
+    attributes = {"index": Attr(object, required=True, doc="numpy index"), "shape": SHAPE}
 
     def __init__(self, index, shape) -> None:
         self.index = index

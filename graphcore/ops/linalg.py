@@ -7,6 +7,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import FunctionNode
+from graphcore.ops.array import reshape
 from graphcore.ops.checks import same_dtype
 from graphcore.registry import register_op
 
@@ -110,8 +111,6 @@ def matmul(a, b, transa: bool = False, transb: bool = False):
 
     ``transa`` / ``transb`` (Chainer's arguments) transpose the last two axes of ``a`` / ``b``
     first; they are recorded as transpose nodes, so every pass and kernel sees plain ops."""
-    from graphcore.ops.array import reshape
-
     if transa and np.ndim(_arr(a)) >= 2:
         a = _mT(a)
     if transb and np.ndim(_arr(b)) >= 2:

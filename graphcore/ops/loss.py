@@ -16,13 +16,6 @@ _AXIS = {"axis": Attr(int, 1, doc="axis the distribution runs along")}
 _REDUCE = Attr(str, "mean", choices=("mean", "no"), doc="mean over examples, or per example")
 
 
-def softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
-    y = x - x.max(axis=axis, keepdims=True)
-    np.exp(y, out=y)
-    y /= y.sum(axis=axis, keepdims=True)
-    return y
-
-
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     y = x - x.max(axis=axis, keepdims=True)
     y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
@@ -46,7 +39,7 @@ class Softmax(FunctionNode):
     def forward(self, inputs):
         x, = inputs
         is_float(self.label, x)
-        return softmax_array(x, normalize_axis(self.label, self.axis, x.ndim)),
+        return g.softmax_array(x, normalize_axis(self.label, self.axis, x.ndim)),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()

@@ -12,7 +12,8 @@ import numpy as np
 
 from graphcore import errors
 from graphcore import generic as g
-from graphcore.function_node import FunctionNode, _double
+from graphcore.config import config
+from graphcore.function_node import FunctionNode
 from graphcore.ops.checks import is_float
 from graphcore.registry import register_op
 
@@ -60,7 +61,7 @@ class LSTM(FunctionNode):
     def backward(self, indexes, grad_outputs):
         c_prev, x = self.get_retained_inputs()
         gc, gh = grad_outputs
-        if not _double[0] and type(gc) is np.ndarray and type(gh) is np.ndarray:
+        if not config.double_backprop and type(gc) is np.ndarray and type(gh) is np.ndarray:
             return self._backward_arrays(indexes, c_prev, x.shape, gc, gh)
         # double backprop: recompute from the recorded x, so these gradients are differentiable
         gates = g.reshape(x, (x.shape[0], x.shape[1] // 4, 4) + x.shape[2:])
@@ -102,5 +103,6 @@ class LSTM(FunctionNode):
 
 
 def lstm(c_prev, x):
-    """Chainer's ``F.lstm``: returns ``(c, h)``."""
+    """Chainer's ``F.lstm``: ``x`` holds the 4 gate pre-activations (a, i, f, o) along axis 1,
+    interleaved per unit; returns ``(c, h)``."""
     return LSTM().apply((c_prev, x))

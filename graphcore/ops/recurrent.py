@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import functions as F  # F.lstm is a composite defined there
 from graphcore.errors import ShapeError
 from graphcore.ops.activation import sigmoid, tanh
 from graphcore.ops.array import concat, reshape, split_axis, stack
 from graphcore.ops.indexing import get_item
 from graphcore.ops.linalg import linear
+from graphcore.ops.lstm_cell import lstm
 from graphcore.ops.noise import dropout
 
 
@@ -50,7 +50,7 @@ def n_step_lstm(n_layers, dropout_ratio, hx, cx, ws, bs, xs):
         for x_proj in _input_products(xs, xw, xb):
             (h_now, h_rest), (c_now, c_rest) = _split_batch(h, len(x_proj)), \
                 _split_batch(c, len(x_proj))
-            c_now, h_now = F.lstm(c_now, x_proj + linear(h_now, hw, hb))
+            c_now, h_now = lstm(c_now, x_proj + linear(h_now, hw, hb))
             outs.append(h_now)
             h, c = _join_batch(h_now, h_rest), _join_batch(c_now, c_rest)
         hy.append(h)

@@ -7,6 +7,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
+from graphcore.ops.array import broadcast_to, reshape
 from graphcore.registry import register_op
 
 AXIS_ATTRS = {
@@ -261,8 +262,6 @@ average = mean  # Chainer's name
 
 
 def _weighted_mean(x, axis, weights, keepdims: bool):
-    from graphcore.ops.array import broadcast_to, reshape
-
     ndim, shape = len(x.shape), tuple(x.shape)
     w_shape = tuple(np.shape(weights.array if hasattr(weights, "array") else weights))
     if axis is None:

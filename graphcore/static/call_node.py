@@ -14,7 +14,8 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.function_node import FunctionNode, _double
+from graphcore.debug import check_forward
+from graphcore.function_node import FunctionNode
 from graphcore.static.lower import Plan
 from graphcore.static.passes import PassReport
 from graphcore.static.trace import Trace
@@ -146,7 +147,7 @@ class StaticCall(FunctionNode):
 
     def backward(self, target_input_indexes: tuple[int, ...],
                  grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
-        if _double[0]:
+        if config.double_backprop:
             raise errors.GraphError(
                 f"{self.label}: a compiled call gives first-order gradients only; "
                 "differentiate define-by-run code for double backprop")
@@ -199,8 +200,6 @@ def run_call(compiled: Compiled, entry: list, arrays: list[np.ndarray],
     node = StaticCall(compiled, entry[0])
     ys = node.forward(arrays)
     if config.debug:
-        from graphcore.debug import check_forward
-
         check_forward(node, tuple(arrays), ys)
     if config.enable_backprop:
         inputs = wanted + compiled.param_list if wanted else compiled.param_list

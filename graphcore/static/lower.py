@@ -15,7 +15,6 @@ import numpy as np
 
 from graphcore import errors, profiling
 from graphcore.config import config
-from graphcore.function_node import _double
 from graphcore.static import kernels
 from graphcore.static.guards import guard_step, partition_step
 from graphcore.static.ir import ALIASING, Graph, Node, ancestors, basic_index
@@ -195,23 +194,23 @@ class Plan:
         return self.outputs
 
     def _steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
-        if not (self._generic[phase] or profiling._active):
+        if not (self._generic[phase] or profiling.is_profiling()):
             for step in steps:  # kernels only: they never read the config
                 step()
             return
         # Ops that fall back to their own backward run it on arrays (first order, no graph).
-        old_backprop, old_double = config.enable_backprop, _double[0]
+        old_backprop, old_double = config.enable_backprop, config.double_backprop
         config.enable_backprop = False
-        _double[0] = False
+        config.double_backprop = False
         try:
-            if profiling._active:  # one check per half; the loop below stays bare
+            if profiling.is_profiling():  # one check per half; the loop below stays bare
                 self._profiled_steps(steps, tags, phase)
             else:
                 for step in steps:
                     step()
         finally:
             config.enable_backprop = old_backprop
-            _double[0] = old_double
+            config.double_backprop = old_double
 
     def _profiled_steps(self, steps: list, tags: list[tuple[int, str]], phase: str) -> None:
         """Run ``steps``, charging each node's steps, as one call, to its op in the active

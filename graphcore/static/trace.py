@@ -19,7 +19,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import using_config
-from graphcore.function_node import FunctionNode, _creation_log
+from graphcore.function_node import FunctionNode, recording
 from graphcore.static.ir import Graph, Node, verify
 from graphcore.variable import Parameter, Variable
 
@@ -79,13 +79,8 @@ def trace(fn: Callable[..., Any], inputs: Mapping[str, np.ndarray],
       differentiated too (``gin/<input>`` outputs).
     """
     variables = {k: Variable(np.asarray(v), name=k) for k, v in inputs.items()}
-    created: list[FunctionNode] = []
-    _creation_log.append(created)
-    try:
-        with using_config("enable_backprop", True):
-            result = call(variables) if call is not None else fn(**variables)
-    finally:
-        _creation_log.pop()
+    with recording() as created, using_config("enable_backprop", True):
+        result = call(variables) if call is not None else fn(**variables)
     outputs = _named_outputs(result)
     guard_records = guards() if guards is not None else []
     b = _Builder(name)

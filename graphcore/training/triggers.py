@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.reporter import DictSummary
+
 
 class IntervalTrigger:
     """Fires each time the epoch (or iteration) count crosses a multiple of ``period``."""
@@ -43,13 +45,11 @@ class IntervalTrigger:
                                                  float(self._previous_epoch_detail))
 
 
-class _BestValueTrigger:
+class BestValueTrigger:
     """Fires when ``key`` (as LogReport summarises it every ``trigger``) reaches a new best."""
 
     def __init__(self, key: str, compare: Callable[[float, float], bool],
                  trigger: Any = (1, "epoch")) -> None:
-        from graphcore.reporter import DictSummary
-
         self._key = key
         self._compare = compare
         self._best_value: float | None = None
@@ -57,8 +57,6 @@ class _BestValueTrigger:
         self._summary = DictSummary()
 
     def __call__(self, trainer: Any) -> bool:
-        from graphcore.reporter import DictSummary
-
         observation = trainer.observation
         if self._key in observation:
             self._summary.add({self._key: observation[self._key]})
@@ -80,12 +78,12 @@ class _BestValueTrigger:
         self._best_value = None if best is None or np.isnan(best) else float(best)
 
 
-class MaxValueTrigger(_BestValueTrigger):
+class MaxValueTrigger(BestValueTrigger):
     def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
         super().__init__(key, lambda best, new: new > best, trigger)
 
 
-class MinValueTrigger(_BestValueTrigger):
+class MinValueTrigger(BestValueTrigger):
     def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
         super().__init__(key, lambda best, new: new < best, trigger)
 
@@ -97,8 +95,6 @@ class EarlyStoppingTrigger:
     def __init__(self, check_trigger: Any = (1, "epoch"), monitor: str = "main/loss",
                  patience: int = 3, mode: str = "auto", verbose: bool = False,
                  max_trigger: Any = (100, "epoch")) -> None:
-        from graphcore.reporter import DictSummary
-
         self.count = 0
         self.stopped_early = False
         self.patience = patience
@@ -117,8 +113,6 @@ class EarlyStoppingTrigger:
         self.best = -np.inf if mode == "max" else np.inf
 
     def __call__(self, trainer: Any) -> bool:
-        from graphcore.reporter import DictSummary
-
         if self._max_trigger(trainer):
             return True
         observation = trainer.observation

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphcore.dataset.convert import _check_device, concat_examples
+from graphcore.dataset.convert import check_device, concat_examples
 from graphcore.errors import SerializationError
-from graphcore.serialization import serialize_link, serialize_optimizer
+from graphcore.serializers import serialize_link, serialize_optimizer
 
 
 class Updater:
@@ -25,8 +25,8 @@ class StandardUpdater(Updater):
                  converter: Callable[..., Any] = concat_examples, device: Any = None,
                  loss_func: Callable[..., Any] | None = None, loss_scale: float | None = None,
                  auto_new_epoch: bool = True, input_device: Any = None) -> None:
-        _check_device(device)
-        _check_device(input_device)
+        check_device(device)
+        check_device(input_device)
         if loss_scale is not None:
             raise NotImplementedError("StandardUpdater: loss_scale is not supported")
         self._iterators = iterator if isinstance(iterator, dict) else {"main": iterator}

@@ -11,6 +11,8 @@ import graphcore
 import graphcore.functions as F
 import graphcore.links as L
 from graphcore import Variable, errors
+from graphcore.function_node import recording
+from graphcore.static.call_node import StaticCall
 
 
 def var(*shape, seed=0, dtype=np.float64):
@@ -321,3 +323,54 @@ def test_repeated_leaf_gradients_sum_in_place_without_touching_shared_arrays():
     y.backward()  # accumulates into a new array; the one the caller holds is unchanged
     np.testing.assert_array_equal(held, before)
     np.testing.assert_allclose(w.grad, np.full((3, 3), 14.0))
+
+
+class _ReadsTheWalk(graphcore.FunctionNode):
+    """Doubles its input; records which kind of walk ran each backward."""
+
+    walks: list = []
+
+    def forward(self, inputs):
+        return inputs[0] * 2,
+
+    def backward(self, indexes, grad_outputs):
+        self.walks.append(graphcore.config.double_backprop)
+        return grad_outputs[0] * 2,
+
+
+def test_double_backprop_is_set_by_the_walk_and_refused_to_users():
+    _ReadsTheWalk.walks = []
+    x = var(3)
+    y, = _ReadsTheWalk().apply((x,))
+    F.sum(y).backward()
+    graphcore.grad([F.sum(_ReadsTheWalk().apply((x,))[0])], [x], enable_double_backprop=True)
+    assert _ReadsTheWalk.walks == [False, True]
+    assert graphcore.config.double_backprop is False  # restored after the walk
+    with pytest.raises(errors.ArgumentValueError, match="double_backprop is set by the engine"):
+        with graphcore.using_config("double_backprop", True):
+            pass
+    assert graphcore.config.double_backprop is False
+
+
+def test_recording_blocks_see_their_own_nodes_and_hand_them_outwards():
+    x = var(2)
+    with recording() as outer:
+        a = F.exp(x)
+        with recording() as inner:
+            b = F.tanh(a)
+            with graphcore.no_backprop_mode():
+                F.exp(a)  # recorded nowhere: no graph
+            assert inner == [b.creator]
+            assert outer == [a.creator]
+        assert inner == [b.creator]
+        assert outer == [a.creator, b.creator]
+        c = a + b
+    assert outer == [a.creator, b.creator, c.creator]  # creation order
+    F.exp(x)  # outside every block: recorded nowhere
+    assert len(outer) == 3
+
+
+def test_only_nodes_that_lend_their_buffers_say_so():
+    assert graphcore.FunctionNode.lends_buffers is False
+    assert F.exp(var(2)).creator.lends_buffers is False
+    assert StaticCall.lends_buffers is True

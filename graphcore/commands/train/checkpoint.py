@@ -29,6 +29,7 @@ import numpy as np
 from graphcore import errors, serializers
 from graphcore.commands.train.run_identity import RunIdentity
 from graphcore.commands.train.settings import CSV_LOG
+from graphcore.interpreter.params_file import declared_shapes
 from graphcore.serialization import Loader, Saver, load_json, member_header
 
 if TYPE_CHECKING:
@@ -160,8 +161,6 @@ def _check_arrays(npz: Any, model: SpecModel) -> None:
     headers before any is decompressed: each parameter the shape the spec declares, each
     optimizer state the shape of its parameter in the file, every size within the spec's
     element limit."""
-    from graphcore.interpreter.params_file import declared_shapes
-
     headers = {key: member_header(npz, key) for key in npz.files
                if key.startswith((_MODEL, _OPTIMIZER))}
     declared = declared_shapes(model)

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from graphcore import computational_graph
+from graphcore.config import config
 from graphcore.training.extension import Extension
 from graphcore.training.extensions.writer import Writer, write_atomic
 from graphcore.variable import Variable
@@ -25,15 +26,11 @@ class DumpGraph(Extension):
         self._done = False
 
     def initialize(self, trainer: Any) -> None:
-        from graphcore.config import config
-
         if not self._done:
             self._original_flag = config.keep_graph_on_report
             config.keep_graph_on_report = True
 
     def __call__(self, trainer: Any) -> None:
-        from graphcore.config import config
-
         if self._done:
             return
         self._done = True

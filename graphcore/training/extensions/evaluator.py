@@ -9,7 +9,7 @@ from typing import Any
 
 from graphcore import reporter as reporter_module
 from graphcore.config import no_backprop_mode, using_config
-from graphcore.dataset.convert import _check_device, concat_examples
+from graphcore.dataset.convert import check_device, concat_examples
 from graphcore.training.extension import PRIORITY_WRITER, Extension
 
 
@@ -22,7 +22,7 @@ class Evaluator(Extension):
                  converter: Callable[..., Any] = concat_examples, device: Any = None,
                  eval_hook: Callable[[Any], None] | None = None,
                  eval_func: Callable[..., Any] | None = None) -> None:
-        _check_device(device)
+        check_device(device)
         self._iterators = iterator if isinstance(iterator, dict) else {"main": iterator}
         self._targets = target if isinstance(target, dict) else {"main": target}
         self.converter = converter
