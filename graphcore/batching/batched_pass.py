@@ -1,4 +1,4 @@
-"""One forward pass over a group of examples at once (the batched counterpart of ``_Run``).
+"""One forward pass over a group of examples at once (the batched counterpart of ``ForwardPass``).
 
 Every per-example value carries a leading example axis; shared values (parameters, inputs
 without ``lengths``/``examples``, constants) do not, and ``bat`` remembers which is which. Ops
@@ -19,12 +19,14 @@ import numpy as np
 
 from graphcore import errors
 from graphcore import functions as F
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.predicates import evaluator
 from graphcore.batching.rules import NotBatchable, Unbatchable, apply_rule, rule_for
 from graphcore.batching.split import can_partition, partitioned_if
 from graphcore.config import config
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import PREDICATE_HOOKS, PathEntry, _PredicateScope
+from graphcore.interpreter.forward import PREDICATE_HOOKS, ForwardPass
+from graphcore.interpreter.predicate_scope import PredicateScope
+from graphcore.interpreter.results import PathEntry
 from graphcore.interpreter.sizes import oversized
 from graphcore.language import predicate as pred
 from graphcore.language.syntax import PREVIOUS, ForEachStep, IfStep, OpStep
@@ -41,18 +43,6 @@ def _first(value: Any) -> Any:
     """The first example of a batched value, as an array view (only its shape is read)."""
     array = value.array if isinstance(value, Variable) else value
     return array[0] if isinstance(array, np.ndarray) and array.ndim else array
-
-
-class Fallback(Exception):
-    """This group cannot run as a batch; the call runs one example at a time."""
-
-
-class Split(Exception):
-    """The examples of a group disagree on a live predicate: ``outcome[i]`` per example."""
-
-    def __init__(self, outcome: np.ndarray) -> None:
-        super().__init__("split")
-        self.outcome = outcome
 
 
 class BatchedPredicate:
@@ -107,7 +97,7 @@ def _defaults(cls: type) -> dict[str, Any]:
     return found
 
 
-class BatchRun(interpreter._Run):
+class BatchRun(ForwardPass):
     """One forward pass over ``batch`` examples; ``batched`` names the inputs with the
     example axis."""
 
@@ -220,7 +210,7 @@ class BatchRun(interpreter._Run):
         batched = {ref.name for ref in step.predicate.name_refs() if self.bat.get(ref.name)}
         if not batched:
             return super().if_(step, suffix)
-        scope = _PredicateScope(self.env, self.spec.params, self.loops)
+        scope = PredicateScope(self.env, self.spec.params, self.loops)
         wrapped = BatchedIfPredicate(step.predicate, batched, self.batch)
         found = wrapped.outcomes(scope)
         if found.all() or not found.any():
@@ -236,7 +226,7 @@ class BatchRun(interpreter._Run):
         batched = {ref.name for ref in predicate.name_refs() if self.bat.get(ref.name)}
         if not batched:
             return super().predicate(predicate, loc)
-        scope = _PredicateScope(self.env, self.spec.params, self.loops)
+        scope = PredicateScope(self.env, self.spec.params, self.loops)
         wrapped = BatchedPredicate(predicate, batched, self.batch)
         outcome = wrapped.evaluate_bool(scope)  # raises Split when the examples disagree
         for hook in PREDICATE_HOOKS:  # static mode's tracer turns these into guards

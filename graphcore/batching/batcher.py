@@ -33,14 +33,18 @@ import numpy as np
 
 from graphcore import functions as F
 from graphcore.batching.analysis import analysis_of
-from graphcore.batching.batched_pass import MASK, BatchRun, Fallback, Split
+from graphcore.batching.batched_pass import MASK, BatchRun
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.results import GroupResults
 from graphcore.config import config, no_backprop_mode
+from graphcore.errors import ArgumentValueError
 from graphcore.inputs.stacked import stacked_rows
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import PathEntry, RunResult, bound_dims, seeded
+from graphcore.interpreter.calls import bound_dims
+from graphcore.interpreter.examples import sequence_names
 from graphcore.interpreter.float_errors import ignoring_float_errors
-from graphcore.interpreter.parameters import sequence_names
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import seeded
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.variable import Variable
 
@@ -100,7 +104,6 @@ class Group:
 
 def check_mode(api: str, batching: str) -> None:
     if batching not in MODES:
-        from graphcore.errors import ArgumentValueError
         raise ArgumentValueError(f"{api}: batching must be one of {', '.join(MODES)}, got "
                                  f"{batching!r}")
 
@@ -352,7 +355,7 @@ def size_lazy_parameters(spec: Spec, model, inputs: Mapping[str, Any]) -> None:
     with no_backprop_mode():
         for i in range(n):
             example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-            interpreter._Run(spec, model, example, [], record=False).forward_unguarded()
+            ForwardPass(spec, model, example, [], record=False).forward_unguarded()
             if model.initialized():
                 break
     model.__dict__["_graphcore_ran_once"] = True

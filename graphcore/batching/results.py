@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from graphcore.batching.split import expand
-from graphcore.interpreter.calls import PathEntry, RunResult
 from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.syntax import Spec
 
 

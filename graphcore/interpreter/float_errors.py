@@ -21,7 +21,7 @@ except (ImportError, TypeError, AttributeError):  # pragma: no cover - other num
 def ignore_float_errors() -> object:
     """Ignore numpy's floating errors until ``restore_float_errors(token)`` (call it in a
     ``finally``): ``ignoring_float_errors``' work without a context object, for the hottest
-    caller (``interpreter._run_one``)."""
+    caller (``interpreter.calls.run_one``)."""
     if _extobj_contextvar is not None:
         return _extobj_contextvar.set(_IGNORE)
     state = np.errstate(all="ignore")

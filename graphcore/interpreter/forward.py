@@ -1,6 +1,6 @@
-"""One forward pass of a spec over live Variables: ``_Run`` walks the steps, records the path
+"""One forward pass of a spec over live Variables: ``ForwardPass`` walks the steps, records the path
 (each ``if`` branch, each loop's trip count, with the step's position) and reports failures at
-the failing step. ``interpreter`` drives it (``run_spec``); batching, static tracing, drawings
+the failing step. ``interpreter`` drives it (``calls``); batching, static tracing, drawings
 and ONNX export subclass or reuse it. Plain op steps run through the plan's programs
 (``step_plan``) in a lean loop; everything else takes the general path.
 """
@@ -17,9 +17,10 @@ import numpy as np
 from graphcore import errors
 from graphcore import functions as F
 from graphcore.config import config
-from graphcore.interpreter.parameters import PathEntry, SpecModel
+from graphcore.interpreter.parameters import SpecModel
 from graphcore.interpreter.plan import SpecPlan, plan_of
-from graphcore.interpreter.predicate_scope import PredicateScope as _PredicateScope
+from graphcore.interpreter.predicate_scope import PredicateScope
+from graphcore.interpreter.results import PathEntry
 from graphcore.interpreter.sizes import oversized
 from graphcore.language import predicate as pred
 from graphcore.language.syntax import (
@@ -45,7 +46,7 @@ _OP_ERRORS = (errors.ShapeError, errors.DTypeError, ValueError, TypeError, Index
 
 
 
-class _Run:
+class ForwardPass:
     """One forward pass over one example."""
 
     __slots__ = ("spec", "model", "plan", "plans", "record", "programs", "env", "path", "loops",
@@ -63,7 +64,7 @@ class _Run:
         # The lean loop (``steps``) runs plain op steps without the general checks; only this
         # class's own ``op`` is bypassed that way (subclasses override it) and only when
         # nothing is recorded.
-        self.programs = plan.programs if not record and type(self) is _Run else None
+        self.programs = plan.programs if not record and type(self) is ForwardPass else None
         self.env: dict[str, Any] = dict(inputs)
         if plan.first_input is not None:
             self.env[PREVIOUS] = inputs[plan.first_input]
@@ -354,7 +355,7 @@ class _Run:
         return {"i": i, "t": outer["t"]} if "t" in outer else {"i": i}
 
     def predicate(self, predicate: pred.Predicate, loc: Loc) -> bool:
-        scope = _PredicateScope(self.env, self.spec.params, self.loops)
+        scope = PredicateScope(self.env, self.spec.params, self.loops)
         try:
             outcome = predicate.evaluate_bool(scope)
         except pred.PredicateError as e:

@@ -24,14 +24,17 @@ import numpy as np
 from graphcore import errors
 from graphcore import functions as F
 from graphcore.batching import batcher
-from graphcore.batching.batched_pass import BatchRun, Fallback, Split
+from graphcore.batching.batched_pass import BatchRun
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.results import GroupResults
 from graphcore.config import config
 from graphcore.inputs.stacked import stacked_rows
-from graphcore.interpreter.calls import PathEntry, RunResult, bound_dims, seeded
+from graphcore.interpreter.calls import bound_dims
 from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.parameters import seeded
 from graphcore.interpreter.plan import plan_of
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.spec_static.runner import accumulate_grad
 from graphcore.static.guards import GuardMiss
 from graphcore.variable import Variable

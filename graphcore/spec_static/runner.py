@@ -19,9 +19,13 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import PathEntry, RunResult, SpecModel, seeded
+from graphcore.interpreter import forward
+from graphcore.interpreter.calls import bound_dims
+from graphcore.interpreter.examples import example_count, example_rows, sequence_names
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import SpecModel, seeded
 from graphcore.interpreter.plan import plan_of
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.static.compile import CacheStats
 from graphcore.static.guards import GuardMiss
@@ -69,7 +73,7 @@ class StaticSpecRunner:
         taken: list[PathEntry] = []
         self.model.cleargrads()
         with np.errstate(all="ignore"):
-            outputs, loss = interpreter._Run(self.spec, self.model, dict(example),
+            outputs, loss = ForwardPass(self.spec, self.model, dict(example),
                                              taken).forward()
             if backward and config.train and loss is not None and loss.creator is not None:
                 loss.backward()
@@ -88,16 +92,16 @@ class StaticSpecRunner:
         (or padded bucket) replaying its own cached plan (``spec_batching``)."""
         for value in inputs.values():
             if isinstance(value, list):
-                inputs = interpreter.example_rows(self.spec, inputs)
+                inputs = example_rows(self.spec, inputs)
                 return spec_batching.run(self, inputs, backward, seed, batching)
         return self.run_examples(inputs, backward=backward, seed=seed)
 
     def run_examples(self, inputs: Mapping[str, Any], *, backward: bool = True,
                      seed: int | None = None) -> RunResult:
         """``run`` one example at a time."""
-        n = interpreter._example_count(self.spec, inputs)
+        n = example_count(self.spec, inputs)
         self.model.cleargrads()
-        path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
+        path: list[PathEntry] = bound_dims(self.spec, inputs)
         per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
         loss_args: list[tuple[Any, ...]] = []
         grads: dict[str, np.ndarray] = {}
@@ -107,7 +111,7 @@ class StaticSpecRunner:
                            for k, v in inputs.items()}
                 if any(isinstance(v, list) for v in inputs.values()):
                     lengths = {k: len(inputs[k][i])
-                               for k in interpreter.sequence_names(self.spec, inputs)}
+                               for k in sequence_names(self.spec, inputs)}
                     where = self.spec.inputs[next(iter(lengths))].loc
                     path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
                 start = time.perf_counter()
@@ -222,7 +226,7 @@ class StaticSpecRunner:
         steps: dict[int, str] = {}
 
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
-            run = interpreter._Run(spec, model, dict(variables), path)
+            run = ForwardPass(spec, model, dict(variables), path)
             outputs, loss = run.forward()
             steps.update(run.op_locations())
             result = {}
@@ -242,13 +246,13 @@ class StaticSpecRunner:
 
         if make_call is not None:
             call = make_call(path)
-        interpreter.PREDICATE_HOOKS.append(hook)
+        forward.PREDICATE_HOOKS.append(hook)
         try:
             traced = trace(None, example, self.params(), name=spec.name, grads=grads,
                            loss_scale=getattr(make_call, "loss_scale", 1.0),
                            call=call, guards=lambda: records)
         finally:
-            interpreter.PREDICATE_HOOKS.remove(hook)
+            forward.PREDICATE_HOOKS.remove(hook)
         graph, reports = run_passes(traced.graph, self.passes)
         plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         compile_ms = (time.perf_counter() - start) * 1e3

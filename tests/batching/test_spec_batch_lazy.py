@@ -16,8 +16,8 @@ import pytest
 
 from graphcore.config import using_config
 from graphcore.inputs.stacked import StackedExamples, stacked_rows
-from graphcore.interpreter.calls import PathEntry, RunResult
 from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
 from graphcore.spec_static.runner import StaticSpecRunner
 

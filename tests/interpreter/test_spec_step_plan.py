@@ -129,14 +129,14 @@ def test_the_lean_loop_and_the_general_path_agree(text):
     parts, an unrolled loop body's own layers, dropout, the loss) gives the same values and
     gradients through the lean loop (run_spec) as through the general path (a recording run);
     a graph of op steps only runs with its loss in one pass, ``_`` still the graph's last."""
-    from graphcore.interpreter.calls import _Run
+    from graphcore.interpreter.forward import ForwardPass
 
     spec, model, inputs = _ready(text)
     assert (plan_of(spec).straight is not None) == (text is not LEAN_KINDS)
     lean = run_spec(spec, model, inputs)
     lean_grads = {name: p.grad.copy() for name, p in model.namedparams()}
     model.cleargrads()
-    run = _Run(spec, model, inputs, [])
+    run = ForwardPass(spec, model, inputs, [])
     assert run.programs is None  # a recording run takes the general path
     outputs, loss = run.forward()
     loss.backward()
