@@ -47,9 +47,10 @@ def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], wh
     them), not a share to add."""
     spec, model = runner.spec, runner.model
 
-    def make(path: list[PathEntry]):
+    def make(path: list[PathEntry], on_predicate):
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
-            run = BatchRun(spec, model, dict(variables), batched, batch, path)
+            run = BatchRun(spec, model, dict(variables), batched, batch, path,
+                           on_predicate=on_predicate)
             with np.errstate(all="ignore"):
                 outputs, loss = run.forward_unguarded()
             result: dict[str, Variable] = {}

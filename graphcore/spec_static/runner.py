@@ -19,7 +19,6 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.interpreter import forward
 from graphcore.interpreter.calls import bound_dims
 from graphcore.interpreter.examples import example_count, example_rows, sequence_names
 from graphcore.interpreter.forward import ForwardPass
@@ -166,8 +165,8 @@ class StaticSpecRunner:
     def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None,
                  key: tuple | None = None):
         """The variant replayed (or traced) for ``example`` and its values; (None, None) when
-        the cache is full. ``make_call(path)``: the traced function (default: one run), whose
-        plans ``key`` (``cache_key``) tells apart from others'."""
+        the cache is full. ``make_call(path, on_predicate)``: the traced function (default:
+        one run), whose plans ``key`` (``cache_key``) tells apart from others'."""
         if key is None:
             key = self.cache_key(example, backward)
         wants = key[2]
@@ -226,7 +225,7 @@ class StaticSpecRunner:
         steps: dict[int, str] = {}
 
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
-            run = ForwardPass(spec, model, dict(variables), path)
+            run = ForwardPass(spec, model, dict(variables), path, on_predicate=hook)
             outputs, loss = run.forward()
             steps.update(run.op_locations())
             result = {}
@@ -245,14 +244,10 @@ class StaticSpecRunner:
             return result
 
         if make_call is not None:
-            call = make_call(path)
-        forward.PREDICATE_HOOKS.append(hook)
-        try:
-            traced = trace(None, example, self.params(), name=spec.name, grads=grads,
-                           loss_scale=getattr(make_call, "loss_scale", 1.0),
-                           call=call, guards=lambda: records)
-        finally:
-            forward.PREDICATE_HOOKS.remove(hook)
+            call = make_call(path, hook)
+        traced = trace(None, example, self.params(), name=spec.name, grads=grads,
+                       loss_scale=getattr(make_call, "loss_scale", 1.0),
+                       call=call, guards=lambda: records)
         graph, reports = run_passes(traced.graph, self.passes)
         plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         compile_ms = (time.perf_counter() - start) * 1e3
