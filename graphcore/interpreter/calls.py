@@ -34,7 +34,7 @@ from graphcore.interpreter.float_errors import (
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import SpecModel, check_model, seeded
 from graphcore.interpreter.plan import plan_of
-from graphcore.interpreter.results import PathEntry, RunResult
+from graphcore.interpreter.results import EagerViews, PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.variable import Variable
 
@@ -68,8 +68,9 @@ def run_one(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: b
         restore_float_errors(token)
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    return RunResult(outputs, None if loss is None else float(loss._array.item()), path, timing,
-                     1, [outputs], loss, [] if loss is None else [run.last_args])
+    return RunResult(outputs, None if loss is None else float(loss._array.item()), timing, 1,
+                     loss, views=EagerViews(path, [outputs],
+                                            [] if loss is None else [run.last_args]))
 
 
 def run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
@@ -113,8 +114,8 @@ def run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backwa
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
     return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
-                     path=path, timing_ms=timing, examples=n, example_outputs=per_example,
-                     loss_variable=loss_var, loss_inputs=loss_args)
+                     timing_ms=timing, examples=n, loss_variable=loss_var,
+                     views=EagerViews(path, per_example, loss_args))
 
 
 def bound_dims(spec: Spec, inputs: Mapping[str, Any]) -> list[PathEntry]:

@@ -31,7 +31,6 @@ from graphcore.config import config
 from graphcore.inputs.stacked import stacked_rows
 from graphcore.interpreter.calls import bound_dims
 from graphcore.interpreter.float_errors import ignoring_float_errors
-from graphcore.interpreter.lazy_fields import Deferred
 from graphcore.interpreter.parameters import seeded
 from graphcore.interpreter.plan import plan_of
 from graphcore.interpreter.results import PathEntry, RunResult
@@ -142,7 +141,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         info.applied = False
         result = runner.run_examples(inputs, backward=backward, seed=seed)
         model.__dict__["_graphcore_ran_once"] = True
-    result.batching = Deferred(info.to_dict)
+    result.batching = info.to_dict()
     return result
 
 
@@ -307,7 +306,7 @@ class _WholeCall:
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
         result = results.result(bound_dims(runner.spec, inputs), timing)
-        result.batching = Deferred(info.to_dict)
+        result.batching = info.to_dict()
         return result
 
 

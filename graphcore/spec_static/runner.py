@@ -24,7 +24,7 @@ from graphcore.interpreter.examples import example_count, example_rows, sequence
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import SpecModel, seeded
 from graphcore.interpreter.plan import plan_of
-from graphcore.interpreter.results import PathEntry, RunResult
+from graphcore.interpreter.results import EagerViews, PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.static.compile import CacheStats
 from graphcore.static.guards import GuardMiss
@@ -151,8 +151,8 @@ class StaticSpecRunner:
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
         return RunResult(outputs=per_example[-1], loss=total if self.spec.loss else None,
-                         path=path, timing_ms=timing, examples=n, example_outputs=per_example,
-                         loss_inputs=loss_args)
+                         timing_ms=timing, examples=n,
+                         views=EagerViews(path, per_example, loss_args))
 
     def cache_key(self, example: dict[str, np.ndarray], backward: bool,
                   call_kind: Any = False) -> tuple:
