@@ -41,7 +41,6 @@ from graphcore.errors import ArgumentValueError
 from graphcore.inputs.stacked import stacked_rows
 from graphcore.interpreter.calls import bound_dims
 from graphcore.interpreter.examples import sequence_names
-from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import seeded
 from graphcore.interpreter.results import PathEntry, RunResult
@@ -371,7 +370,7 @@ def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int 
     if why_not(spec, inputs, model, mode) is None:
         lazy = not model.initialized()  # a parameter still unsized draws its initial values
         with (seeded((spec.seed if seed is None else seed) + 1) if lazy
-              else contextlib.nullcontext()), ignoring_float_errors():
+              else contextlib.nullcontext()), np.errstate(all="ignore"):
             size_lazy_parameters(spec, model, inputs)
             result, info = run_dynamic(spec, model, inputs, backward=backward, mode=mode)
     else:

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.language import predicate as pred
 from graphcore.language.predicate.evaluate import (
     COMPARISONS,
@@ -194,7 +193,7 @@ def _compile(node: Node, batched: frozenset[str]):
                     if op in "/%" and np.any(np.asarray(numeric(other)) == 0):
                         raise _Scalarwise  # one example may divide by zero: its own error
                     a, b = _align(numeric(value), is_batched, numeric(other), other_batched)
-                    with ignoring_float_errors():
+                    with np.errstate(all="ignore"):
                         value = NUMPY_ARITHMETIC[op](a, b)
                     is_batched = True
                 return value, is_batched
@@ -240,7 +239,7 @@ def _batched_call(name: str, value: np.ndarray, batch: int):
     if value.size == 0:
         raise _Scalarwise
     axes = _AXES[value.ndim] if value.ndim < len(_AXES) else tuple(range(1, value.ndim))
-    with ignoring_float_errors():
+    with np.errstate(all="ignore"):
         if name == "norm":
             flat = value.reshape(batch, -1)
             return np.sqrt(np.einsum("ij,ij->i", flat, flat)) if flat.dtype.kind == "f" \

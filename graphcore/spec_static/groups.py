@@ -30,7 +30,6 @@ from graphcore.batching.results import GroupResults
 from graphcore.config import config
 from graphcore.inputs.stacked import stacked_rows
 from graphcore.interpreter.calls import bound_dims
-from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.interpreter.parameters import seeded
 from graphcore.interpreter.plan import plan_of
 from graphcore.interpreter.results import PathEntry, RunResult
@@ -123,7 +122,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     if info.reason is None and not model.initialized():
         # size lazy parameters define-by-run (as run_spec draws them) without filling the
         # plan cache with per-example paths; then batch
-        with seeded((spec.seed if seed is None else seed) + 1), ignoring_float_errors():
+        with seeded((spec.seed if seed is None else seed) + 1), np.errstate(all="ignore"):
             batcher.size_lazy_parameters(spec, model, inputs)
     result = None
     if info.reason is None:
