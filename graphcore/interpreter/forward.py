@@ -166,14 +166,14 @@ class ForwardPass:
         """One op step; subclasses change it through the override points, not here."""
         plan = self.plans[id(step)]
         args = self.op_inputs(step, plan)
-        arity = plan.arity
-        if arity is not None and len(args) != arity:  # a tuple value (split_axis) counts many
+        n, arity = len(args), plan.arity
+        if arity is not None and n != arity:  # a tuple value (split_axis) counts many
             raise self.failure(step.loc, f"{step.op}: takes {arity} input"
-                               f"{'s' * (arity != 1)}, got {len(args)} (a value of several "
+                               f"{'s' * (arity != 1)}, got {n} (a value of several "
                                "arrays, such as split_axis makes, is one input per array)")
         layer = (getattr(self.model, step.name + suffix if suffix else step.name)
                  if plan.op_class is None else None)
-        if len(args) >= plan.check_sizes_from:
+        if n >= plan.check_sizes_from:
             bound = plan.size_bound
             if bound < 0 or (first._array.size if type(first := args[0]) is Variable
                              else getattr(first, "size", 0)) > bound:
