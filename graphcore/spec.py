@@ -15,16 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
+from graphcore.batching.run import run_spec
 from graphcore.inputs.make import input_rng, make_inputs
-from graphcore.interpreter.arguments import check_inputs, check_model, check_seed, check_spec
-from graphcore.interpreter.calls import (
-    PathEntry,
-    RunResult,
-    SpecModel,
-    build_model,
-    loss_function,
-    run_spec,
-)
+from graphcore.interpreter.arguments import check_inputs, check_seed, check_spec
+from graphcore.interpreter.calls import loss_function
+from graphcore.interpreter.parameters import SpecModel, build_model, check_model
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.layers import LAYERS
 from graphcore.language.loader import DEFAULT_MAX_ELEMENTS, load_spec_file, load_spec_text
 from graphcore.language.syntax import Spec

@@ -18,7 +18,7 @@ from graphcore.commands.train.session import (
     load_spec_data,
     settings_for,
 )
-from graphcore.interpreter.calls import build_model
+from graphcore.interpreter.parameters import build_model
 
 
 @command

@@ -19,7 +19,7 @@ from cli.options import plugin_option
 from graphcore.batching.analysis import reads
 from graphcore.commands.train.data import no_batched_input, require_rows
 from graphcore.commands.train.session import TrainingOptionError, batched_inputs, predict_arrays
-from graphcore.interpreter.calls import build_model
+from graphcore.interpreter.parameters import build_model
 from graphcore.language.syntax import PREVIOUS, OpStep, walk_steps
 
 STDOUT = "-"

@@ -33,14 +33,17 @@ import numpy as np
 
 from graphcore import functions as F
 from graphcore.batching.analysis import analysis_of
-from graphcore.batching.batched_pass import MASK, BatchRun, Fallback, Split
+from graphcore.batching.batched_pass import MASK, BatchRun
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.results import GroupResults
 from graphcore.config import config, no_backprop_mode
+from graphcore.errors import ArgumentValueError
 from graphcore.inputs.stacked import stacked_rows
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import PathEntry, RunResult, bound_dims, seeded
-from graphcore.interpreter.float_errors import ignoring_float_errors
-from graphcore.interpreter.parameters import sequence_names
+from graphcore.interpreter.calls import bound_dims
+from graphcore.interpreter.examples import sequence_names
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import seeded
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.variable import Variable
 
@@ -100,7 +103,6 @@ class Group:
 
 def check_mode(api: str, batching: str) -> None:
     if batching not in MODES:
-        from graphcore.errors import ArgumentValueError
         raise ArgumentValueError(f"{api}: batching must be one of {', '.join(MODES)}, got "
                                  f"{batching!r}")
 
@@ -352,7 +354,7 @@ def size_lazy_parameters(spec: Spec, model, inputs: Mapping[str, Any]) -> None:
     with no_backprop_mode():
         for i in range(n):
             example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-            interpreter._Run(spec, model, example, [], record=False).forward_unguarded()
+            ForwardPass(spec, model, example, [], record=False).forward_unguarded()
             if model.initialized():
                 break
     model.__dict__["_graphcore_ran_once"] = True
@@ -368,7 +370,7 @@ def run(spec: Spec, model, inputs: Mapping[str, Any], backward: bool, seed: int 
     if why_not(spec, inputs, model, mode) is None:
         lazy = not model.initialized()  # a parameter still unsized draws its initial values
         with (seeded((spec.seed if seed is None else seed) + 1) if lazy
-              else contextlib.nullcontext()), ignoring_float_errors():
+              else contextlib.nullcontext()), np.errstate(all="ignore"):
             size_lazy_parameters(spec, model, inputs)
             result, info = run_dynamic(spec, model, inputs, backward=backward, mode=mode)
     else:

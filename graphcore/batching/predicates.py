@@ -15,18 +15,17 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from graphcore.interpreter.float_errors import ignoring_float_errors
 from graphcore.language import predicate as pred
 from graphcore.language.predicate.evaluate import (
-    _COMPARISONS,
-    _NUMPY_ARITHMETIC,
-    _arithmetic,
-    _call,
-    _compare,
-    _evaluate,
-    _lookup,
-    _numeric,
-    _truth,
+    COMPARISONS,
+    NUMPY_ARITHMETIC,
+    arithmetic,
+    call_function,
+    compare_values,
+    evaluate_node,
+    lookup,
+    numeric,
+    truth,
 )
 from graphcore.language.predicate.nodes import (
     Arithmetic,
@@ -99,7 +98,7 @@ def _array(value: object) -> np.ndarray:
 
 def _truths(value, is_batched: bool, batch: int) -> np.ndarray:
     if not is_batched:
-        return np.full(batch, _truth(value, "predicate", 1, 1))
+        return np.full(batch, truth(value, "predicate", 1, 1))
     if type(value) is np.ndarray and value.shape == (batch,):
         array = value
     elif isinstance(value, str) or np.size(value) != batch:
@@ -134,13 +133,13 @@ def _compile(node: Node, batched: frozenset[str]):
         constant = (node.value, False)
         return lambda env, batch: constant
     if not _reads(node, batched):
-        return lambda env, batch: (_evaluate(node, env), False)  # shared: the ordinary way
+        return lambda env, batch: (evaluate_node(node, env), False)  # shared: the ordinary way
     match node:
         case Name(name=name):
             def run(env, batch):
                 value = env[name] if name in env else None
                 if type(value) is not np.ndarray or value.dtype.kind not in "biuf":
-                    value = _lookup(node, env)  # a Variable, or an error to report
+                    value = lookup(node, env)  # a Variable, or an error to report
                 if not isinstance(value, np.ndarray) or value.shape[:1] != (batch,):
                     raise _Scalarwise
                 return value, True
@@ -150,8 +149,8 @@ def _compile(node: Node, batched: frozenset[str]):
             def run(env, batch):
                 value, is_batched = inner(env, batch)
                 if not is_batched:
-                    return _call(node, value), False
-                return _batched_call(function, _numeric(value), batch)
+                    return call_function(node, value), False
+                return _batched_call(function, numeric(value), batch)
         case Negate(operand=operand):
             inner = _compile(operand, batched)
 
@@ -159,7 +158,7 @@ def _compile(node: Node, batched: frozenset[str]):
                 value, is_batched = inner(env, batch)
                 if not is_batched or isinstance(value, str):
                     raise _Scalarwise
-                return np.negative(_numeric(value)), True
+                return np.negative(numeric(value)), True
         case Not(operand=operand):
             inner = _compile(operand, batched)
 
@@ -167,13 +166,13 @@ def _compile(node: Node, batched: frozenset[str]):
                 return ~_truths(*inner(env, batch), batch), True
         case Compare(op=op, left=left, right=right):
             first, second, compare = _compile(left, batched), _compile(right, batched), \
-                _COMPARISONS[op]
+                COMPARISONS[op]
 
             def run(env, batch):
                 a, fa = first(env, batch)
                 b, fb = second(env, batch)
                 if not (fa or fb):  # e.g. dim(x) == 1: one value for every example
-                    return _compare(op, a, b, node.op_column), False
+                    return compare_values(op, a, b, node.op_column), False
                 if isinstance(a, str) or isinstance(b, str):
                     raise _Scalarwise
                 a, b = _align(a, fa, b, fb)
@@ -187,15 +186,15 @@ def _compile(node: Node, batched: frozenset[str]):
                 for op, column, operand in rest:
                     other, other_batched = operand(env, batch)
                     if not (is_batched or other_batched):
-                        value = _arithmetic(op, value, other, column)
+                        value = arithmetic(op, value, other, column)
                         continue
                     if isinstance(value, str) or isinstance(other, str):
                         raise _Scalarwise
-                    if op in "/%" and np.any(np.asarray(_numeric(other)) == 0):
+                    if op in "/%" and np.any(np.asarray(numeric(other)) == 0):
                         raise _Scalarwise  # one example may divide by zero: its own error
-                    a, b = _align(_numeric(value), is_batched, _numeric(other), other_batched)
-                    with ignoring_float_errors():
-                        value = _NUMPY_ARITHMETIC[op](a, b)
+                    a, b = _align(numeric(value), is_batched, numeric(other), other_batched)
+                    with np.errstate(all="ignore"):
+                        value = NUMPY_ARITHMETIC[op](a, b)
                     is_batched = True
                 return value, is_batched
         case Logical(op=op, operands=operands):
@@ -240,7 +239,7 @@ def _batched_call(name: str, value: np.ndarray, batch: int):
     if value.size == 0:
         raise _Scalarwise
     axes = _AXES[value.ndim] if value.ndim < len(_AXES) else tuple(range(1, value.ndim))
-    with ignoring_float_errors():
+    with np.errstate(all="ignore"):
         if name == "norm":
             flat = value.reshape(batch, -1)
             return np.sqrt(np.einsum("ij,ij->i", flat, flat)) if flat.dtype.kind == "f" \

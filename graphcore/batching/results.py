@@ -2,10 +2,10 @@
 
 Each finished group (``spec.batching``) adds its path, its outputs and the loss step's
 arguments as arrays with a leading example axis, and its losses. ``result`` makes the
-``RunResult``: the loss total at once; the last example's outputs, the path (one ``example``
-entry and the group's entries per example), every example's outputs and the loss inputs only
-when a caller first reads them (``lazy_fields``), with the contents and types one-example-at-
-a-time runs give.
+``RunResult``: the loss total and the last example's outputs at once; the path (one
+``example`` entry and the group's entries per example), every example's outputs and the loss
+inputs only when a caller first reads them (``GroupResults`` is the result's ``views``), with
+the contents and types one-example-at-a-time runs give.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.batching.split import expand
-from graphcore.interpreter.calls import PathEntry, RunResult
-from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.syntax import Spec
 
 
@@ -42,6 +41,7 @@ class GroupResults:
         self.done: list[_Done] = []
         self.losses = np.zeros(n)
         self._last: dict[str, Any] | None = None  # the last example's outputs, once made
+        self.before: list[PathEntry] = []  # the call's path entries before the examples'
 
     def add(self, group, taken: list[PathEntry], outputs: dict[str, tuple[Any, bool, Any]],
             loss_args: list[tuple[Any, bool]] | None, losses: Any,
@@ -56,15 +56,15 @@ class GroupResults:
                 self.losses[group.index] = losses
 
     def result(self, path: list[PathEntry], timing: dict[str, float]) -> RunResult:
-        """The call's ``RunResult``; ``path``: the entries before the examples' own."""
+        """The call's ``RunResult``; ``path``: the entries before the examples' own. The last
+        example's outputs and the loss are made now; the per-example views (this object's
+        ``path``, ``example_outputs``, ``loss_inputs``) when a caller first reads them."""
         n = self.n
+        self.before = path
         # each example's loss / n added in order, as one-at-a-time runs accumulate it
-        total = Deferred(lambda: float(sum((self.losses / n).tolist()))) if self.spec.loss \
-            else None
-        return RunResult(outputs=Deferred(self._last_outputs), loss=total,
-                         path=Deferred(lambda: path + self._paths()), timing_ms=timing,
-                         examples=n, example_outputs=Deferred(self._example_outputs),
-                         loss_inputs=Deferred(self._loss_inputs))
+        total = float(sum((self.losses / n).tolist())) if self.spec.loss else None
+        return RunResult(outputs=self._last_outputs(), loss=total, timing_ms=timing,
+                         examples=n, views=self)
 
     # --- per example, on demand ---------------------------------------------------------
     def _outputs(self, done: _Done, k: int) -> dict[str, Any]:
@@ -78,7 +78,10 @@ class GroupResults:
             self._last = self._outputs(done, int(np.flatnonzero(done.group.index == last)[0]))
         return self._last
 
-    def _example_outputs(self) -> list[dict[str, Any]]:
+    def path(self) -> list[PathEntry]:
+        return self.before + self._paths()
+
+    def example_outputs(self) -> list[dict[str, Any]]:
         per: list[Any] = [None] * self.n
         for done in self.done:
             for k, i in enumerate(done.group.index.tolist()):
@@ -99,7 +102,7 @@ class GroupResults:
                 per[i] = [entry] + example_path(taken, group, k)
         return [entry for entries in per for entry in entries]
 
-    def _loss_inputs(self) -> list[tuple[Any, ...]]:
+    def loss_inputs(self) -> list[tuple[Any, ...]]:
         if self.spec.loss is None:
             return []
         per: list[Any] = [None] * self.n

@@ -26,9 +26,10 @@ import numpy as np
 
 from graphcore import functions as F
 from graphcore.batching.analysis import reads
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.predicates import evaluator
 from graphcore.function_node import FunctionNode
-from graphcore.interpreter.calls import PathEntry
+from graphcore.interpreter.results import PathEntry
 from graphcore.language import predicate as pred
 from graphcore.language.syntax import PREVIOUS, ForEachStep, IfStep, WhileStep, walk_steps
 from graphcore.variable import Variable
@@ -67,7 +68,6 @@ class RowPartition(FunctionNode):
         try:
             return self._evaluate(env, self.batch)
         except pred.PredicateError as e:
-            from graphcore.batching.batched_pass import Fallback
             raise Fallback(str(e)) from None  # the per-example run locates it
 
     def forward(self, inputs):
@@ -121,7 +121,6 @@ def partitioned_if(run, step: IfStep, suffix: str, scope: Mapping[str, Any], bat
                    outcome: np.ndarray) -> None:
     """Run ``step`` over ``run``'s batch, whose examples' ``outcome``s differ (``run``: a
     ``batch_run.BatchRun`` at the group's full batch)."""
-    from graphcore.batching.batched_pass import Split
     names, inputs, static = [], [], {}
     for ref in step.predicate.name_refs():
         name = ref.name
@@ -173,7 +172,6 @@ def partitioned_if(run, step: IfStep, suffix: str, scope: Mapping[str, Any], bat
 
 def _merge(env: dict, bat: dict, sides: list, order: Variable, outcome: np.ndarray) -> None:
     """Each value a branch changed, back in the examples' order in ``env``."""
-    from graphcore.batching.batched_pass import Split
     (env_a, bat_a, start_a, _, k), (env_b, bat_b, start_b, _, rest) = sides
     merged: dict[tuple[int, int], Any] = {}
     for name in set(env_a) | set(env_b):

@@ -36,9 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.batching.run import run_spec
 from graphcore.errors import GraphcoreError
 from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.calls import RunResult, build_model, run_spec
+from graphcore.interpreter.parameters import build_model
+from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 from graphcore.profiling import ProfileReport, profile_ops
 

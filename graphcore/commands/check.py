@@ -47,11 +47,13 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from graphcore.batching.run import run_spec
 from graphcore.commands.kinks import SAMPLES, Kink, locate_kinks, record, slopes
 from graphcore.commands.train.steps import require_loss
 from graphcore.config import no_backprop_mode
 from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.calls import SpecModel, build_model, loss_function, run_spec, seeded
+from graphcore.interpreter.calls import loss_function
+from graphcore.interpreter.parameters import SpecModel, build_model, seeded
 from graphcore.language.syntax import Spec
 from graphcore.variable import Parameter
 

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from graphcore.interpreter.calls import SpecModel, seeded
-from graphcore.interpreter.forward import _Run
-from graphcore.interpreter.parameters import PathEntry, example_count
+from graphcore.interpreter.examples import example_count
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import SpecModel, seeded
+from graphcore.interpreter.results import PathEntry
 from graphcore.language.syntax import Spec
 from graphcore.language.yaml_source import Loc
 from graphcore.variable import Variable
@@ -120,7 +121,7 @@ def record(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], seed: int) -
     with seeded(seed + 1):
         for i in range(n):
             example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-            run = _Run(spec, model, example, path)
+            run = ForwardPass(spec, model, example, path)
             _, loss = run.forward()
             steps = run.op_steps()
             for node in _nodes(loss):

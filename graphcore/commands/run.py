@@ -30,9 +30,11 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from graphcore import errors
+from graphcore.batching.run import run_spec
 from graphcore.config import using_config
-from graphcore.interpreter.calls import RunResult, SpecModel, build_model, run_spec
+from graphcore.interpreter.parameters import SpecModel, build_model
 from graphcore.interpreter.params_file import load_params
+from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 from graphcore.variable import Variable
 

@@ -1,4 +1,6 @@
-"""Checks of the arguments of the spec API (``run``, ``build_model``, ``run_spec``, ...).
+"""Checks of the arguments of the spec API (``run``, ``build_model``, ``run_spec``, ...);
+``check_model`` sits beside ``SpecModel`` (``parameters``), ``check_load_options`` beside the
+loader.
 
 Each raises ``ArgumentTypeError``/``ArgumentValueError`` naming the function and the argument,
 so a wrong call fails where it is made rather than as an ``AttributeError`` deep inside.
@@ -29,18 +31,6 @@ def check_seed(api: str, seed: Any) -> None:
 
 
 _DTYPE = operator.attrgetter("dtype")
-_SpecModel = None  # graphcore.interpreter.parameters.SpecModel, imported on first use
-
-
-def check_model(api: str, model: Any) -> None:
-    global _SpecModel
-    if _SpecModel is None:
-        from graphcore.interpreter.calls import SpecModel  # the interpreter imports this module
-
-        _SpecModel = SpecModel
-    if not isinstance(model, _SpecModel):
-        raise ArgumentTypeError(f"{api}: model must be a SpecModel (from build_model), got "
-                                f"{type(model).__name__}")
 
 
 def plain_inputs(spec: Spec, inputs: Any) -> bool:
@@ -86,15 +76,3 @@ def check_inputs(api: str, spec: Spec, inputs: Any) -> None:
             if v.dtype.kind not in "biuf":
                 raise ArgumentTypeError(f"{api}: input '{name}' must hold numbers, got dtype "
                                         f"{v.dtype}")
-
-
-def check_load_options(api: str, overrides: Any, max_elements: Any) -> None:
-    if isinstance(overrides, str) or not isinstance(overrides, list | tuple) or not all(
-            isinstance(o, str) for o in overrides):
-        raise ArgumentTypeError(f"{api}: overrides must be a list of 'params.NAME=VALUE' "
-                                f"strings, got {overrides!r}"[:200])
-    if isinstance(max_elements, bool) or not isinstance(max_elements, int):
-        raise ArgumentTypeError(f"{api}: max_elements must be an int, got "
-                                f"{type(max_elements).__name__}")
-    if max_elements < 1:
-        raise ArgumentValueError(f"{api}: max_elements must be at least 1, got {max_elements}")

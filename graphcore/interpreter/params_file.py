@@ -18,7 +18,7 @@ import numpy as np
 from graphcore import serializers
 from graphcore.config import config
 from graphcore.errors import SerializationError
-from graphcore.interpreter.calls import SpecModel
+from graphcore.interpreter.parameters import SpecModel
 from graphcore.links.batch_norm import BatchNormalization
 from graphcore.links.linear import Linear
 

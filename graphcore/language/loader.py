@@ -17,8 +17,7 @@ from typing import Any
 
 import yaml
 
-from graphcore.errors import ArgumentTypeError, SpecError, SpecErrors
-from graphcore.interpreter.arguments import check_load_options
+from graphcore.errors import ArgumentTypeError, ArgumentValueError, SpecError, SpecErrors
 from graphcore.language.syntax import (
     DEFAULT_MAX_ELEMENTS,
     PREVIOUS,
@@ -65,6 +64,18 @@ TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "l
 # keys of steps, which a mis-indented line can leave at the top level
 STEP_KEYS = ("then", "else", "body", "max_iters", "on_limit", "as", "carry", "collect",
              "unroll", "op", "from", "to")
+
+
+def check_load_options(api: str, overrides: Any, max_elements: Any) -> None:
+    if isinstance(overrides, str) or not isinstance(overrides, list | tuple) or not all(
+            isinstance(o, str) for o in overrides):
+        raise ArgumentTypeError(f"{api}: overrides must be a list of 'params.NAME=VALUE' "
+                                f"strings, got {overrides!r}"[:200])
+    if isinstance(max_elements, bool) or not isinstance(max_elements, int):
+        raise ArgumentTypeError(f"{api}: max_elements must be an int, got "
+                                f"{type(max_elements).__name__}")
+    if max_elements < 1:
+        raise ArgumentValueError(f"{api}: max_elements must be at least 1, got {max_elements}")
 
 
 def load_spec_file(path: str | os.PathLike[str], overrides: Sequence[str] = (),

@@ -11,7 +11,7 @@ from typing import TypeAlias
 from graphcore.errors import SpecError
 
 # YAML 1.1's line breaks, the ones PyYAML counts in its marks (str.splitlines knows more).
-_LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+LINE_BREAK = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class SourceText:
@@ -19,7 +19,7 @@ class SourceText:
 
     def __init__(self, text: str, file: str = "<spec>") -> None:
         self.file = file
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = LINE_BREAK.split(text)
 
     def line(self, number: int) -> str | None:
         """The text of 1-based line ``number``, without its line break; None past the end."""

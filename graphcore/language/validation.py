@@ -8,6 +8,7 @@ from typing import Any
 
 from graphcore.language.syntax import PREVIOUS
 from graphcore.language.yaml_source import LMap, Loc, LScalar, LSeq
+from graphcore.links.link import Chain
 from graphcore.registry import suggestion as did_you_mean
 
 FORMAT_VERSION = 1
@@ -60,12 +61,15 @@ class InvalidType:
 INVALID = InvalidType()
 
 
-def model_attribute(name: str) -> bool:
-    """Whether a layer scope ``name`` would clash with an attribute of the model (each scope
-    becomes an attribute of ``SpecModel``: ``name: layer`` would replace its method)."""
-    from graphcore.interpreter.calls import SpecModel  # lazily: the interpreter is above us
+# The names a layer scope may not take: each scope becomes an attribute of the spec's model
+# (``interpreter.parameters.SpecModel``, a ``Chain``), and ``name: layer`` would replace one of
+# its attributes: ``Chain``'s, and the ones ``SpecModel`` adds (a test keeps the two in step).
+MODEL_ATTRIBUTES = frozenset(dir(Chain)) | {"spec", "name", "layer", "initialized"}
 
-    return hasattr(SpecModel, name) or name in ("spec", "name")
+
+def model_attribute(name: str) -> bool:
+    """Whether a layer scope ``name`` would clash with an attribute of the model."""
+    return name in MODEL_ATTRIBUTES
 
 
 def items_of(node: Any, value: Any) -> list:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import yaml
 
 from graphcore.errors import SpecError
-from graphcore.language.located import _LINE_BREAK, SourceText
+from graphcore.language.located import LINE_BREAK, SourceText
 
 _KEY = re.compile(r"([^\s#'\"{}\[\],&*!|>%@`-][^:#]*?|-[^\s:#][^:#]*?):(?:\s|$)")
 _CLOSERS = {"[": "]", "{": "}"}
@@ -449,7 +449,7 @@ def _misindented(source: SourceText, problem: int) -> SpecError | None:
 
 
 def reader_error(source: SourceText, text: str, err: yaml.reader.ReaderError) -> SpecError:
-    before = _LINE_BREAK.split(text[:err.position])
+    before = LINE_BREAK.split(text[:err.position])
     line, col = len(before), len(before[-1]) + 1
     character = err.character if isinstance(err.character, int) else ord(err.character)
     error = source.error(line, col, f"the spec contains the character U+{character:04X}, which "

@@ -7,19 +7,19 @@ import re
 
 import yaml
 
-from graphcore.language.located import _LINE_BREAK, LScalar
+from graphcore.language.located import LINE_BREAK, LScalar
 
 # ---------------------------------------------------------------- scalar resolution and traps
 
-_CORE = "tag:yaml.org,2002:"
+CORE = "tag:yaml.org,2002:"
 _RESOLVER = yaml.resolver.Resolver()
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _BUILDERS = {
-    _CORE + "str": lambda node: node.value,
-    _CORE + "int": _CONSTRUCTOR.construct_yaml_int,
-    _CORE + "float": _CONSTRUCTOR.construct_yaml_float,
-    _CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
-    _CORE + "null": lambda node: None,
+    CORE + "str": lambda node: node.value,
+    CORE + "int": _CONSTRUCTOR.construct_yaml_int,
+    CORE + "float": _CONSTRUCTOR.construct_yaml_float,
+    CORE + "bool": _CONSTRUCTOR.construct_yaml_bool,
+    CORE + "null": lambda node: None,
 }
 # Each part matches one way only (no `[0-9_]*\.?[0-9_]*`, which backtracks quadratically on
 # a long run of digits): a 200,000-digit scalar must not take minutes to refuse.
@@ -32,7 +32,7 @@ _FLOAT_WORDS = {"nan": ".nan", "inf": ".inf", "+inf": ".inf", "-inf": "-.inf",
                 "infinity": ".inf", "+infinity": ".inf", "-infinity": "-.inf"}
 
 
-def _resolve(tag: str, text: str) -> int | float | bool | str | None:
+def resolve(tag: str, text: str) -> int | float | bool | str | None:
     """The value SafeLoader gives ``text`` under ``tag``; tags we do not build stay text.
 
     Raises ValueError, KeyError or IndexError when an explicit tag does not fit the text
@@ -42,12 +42,12 @@ def _resolve(tag: str, text: str) -> int | float | bool | str | None:
     return text if build is None else build(yaml.ScalarNode(tag, text))
 
 
-def _implicit_value(text: str, tag: str | None = None) -> int | float | bool | str | None:
+def implicit_value(text: str, tag: str | None = None) -> int | float | bool | str | None:
     """The value SafeLoader gives a plain scalar; text where its constructor would fail."""
     if tag is None:
         tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
     try:
-        return _resolve(tag, text)
+        return resolve(tag, text)
     except (ValueError, KeyError, IndexError):  # "0b_", "0x_": the patterns allow them
         return text
 
@@ -76,7 +76,7 @@ def trap_hint(scalar: LScalar | str) -> str | None:
     if isinstance(scalar, LScalar):
         return scalar.trap
     text = scalar
-    value = _implicit_value(text)
+    value = implicit_value(text)
     if isinstance(value, str):
         return _text_trap(text)
     if isinstance(value, bool):
@@ -139,7 +139,7 @@ def folded_hint(raw: str, value: str, line: int, before: str) -> str | None:
         # "this reads as one text 'relu - tanh' because '- tanh' on line 7 is indented more
         #  than '- relu' on line 6; put list items at the same indentation"
     """
-    lines = _LINE_BREAK.split(raw)
+    lines = LINE_BREAK.split(raw)
     folded = next(((number, text.strip()) for number, text in enumerate(lines[1:], line + 1)
                    if text.strip() == "-" or text.strip().startswith("- ")), None)
     if folded is None:

@@ -40,7 +40,7 @@ from graphcore.language.located import (
     error_at,
 )
 from graphcore.language.yaml_errors import mark_error, reader_error, syntax_error
-from graphcore.language.yaml_scalars import _CORE, _implicit_value, _resolve, folded_hint, trap_hint
+from graphcore.language.yaml_scalars import CORE, folded_hint, implicit_value, resolve, trap_hint
 
 __all__ = [
     "MAX_BYTES", "MAX_DEPTH", "LMap", "LScalar", "LSeq", "Loc", "Located", "SourceText",
@@ -50,7 +50,7 @@ __all__ = [
 MAX_BYTES = 262_144  # specs are a few KB; this bounds PyYAML's pure-Python parse time
 MAX_DEPTH = 64
 
-_SCALAR_TAGS = {_CORE + name for name in ("str", "int", "float", "bool", "null")}
+_SCALAR_TAGS = {CORE + name for name in ("str", "int", "float", "bool", "null")}
 _INVALID_TAG = "!graphtool/invalid"  # marks a placeholder node for something already reported
 _STYLES = {None: "plain", "'": "quoted", '"': "quoted", "|": "block", ">": "block"}
 
@@ -117,7 +117,7 @@ class _GuardedLoader(yaml.SafeLoader):
 
 
 def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_CORE):] if tag.startswith(_CORE) else tag
+    return "!!" + tag[len(CORE):] if tag.startswith(CORE) else tag
 
 
 def _compose(text: str) -> tuple[yaml.Node | None, list[tuple[yaml.Mark, str, str | None]]]:
@@ -178,7 +178,7 @@ class _Builder:
         if node.tag == _INVALID_TAG:
             return LScalar(None, raw, style, loc)
         if not getattr(node, "explicit_tag", False):
-            value = _implicit_value(node.value, node.tag)
+            value = implicit_value(node.value, node.tag)
             trap = None
             if style == "plain":
                 start = node.start_mark
@@ -188,7 +188,7 @@ class _Builder:
                     if isinstance(value, str) else None)
             return LScalar(value, raw, style, loc, trap)
         try:
-            value = _resolve(node.tag, node.value)
+            value = resolve(node.tag, node.value)
         except (ValueError, KeyError, IndexError):
             self.error(node, f"cannot read {node.value!r} as {_short_tag(node.tag)}")
             value = node.value
@@ -213,7 +213,7 @@ class _Builder:
         spec key."""
         if node.tag == _INVALID_TAG:
             return None
-        if node.tag == _CORE + "merge":
+        if node.tag == CORE + "merge":
             self.error(node, "merge keys (<<) are not allowed in a spec",
                        "write the keys out instead")
             return None

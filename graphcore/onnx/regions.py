@@ -25,7 +25,7 @@ import numpy as np
 
 from graphcore.config import config
 from graphcore.function_node import FunctionNode, recording
-from graphcore.interpreter import calls as interpreter
+from graphcore.interpreter.forward import ForwardPass
 from graphcore.language.syntax import PREVIOUS, ForEachStep, IfStep, WhileStep
 from graphcore.onnx.errors import ExportError
 from graphcore.static.ir import ancestors
@@ -94,7 +94,7 @@ def live_names(predicate) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-class ExportRun(interpreter._Run):
+class ExportRun(ForwardPass):
     """The spec interpreter for export: live control flow becomes regions (module doc).
     ``by_node`` (id of an op object -> spec position) is shared by every (body) run."""
 
@@ -141,9 +141,9 @@ class ExportRun(interpreter._Run):
                 out[ref.name] = scope[ref.name[5:]]
         return out
 
-    def _plain(self) -> interpreter._Run:
+    def _plain(self) -> ForwardPass:
         """graphtool's own interpreter over this run's state: the step's real values."""
-        plain = interpreter._Run(self.spec, self.model, self.env, self.path, record=False)
+        plain = ForwardPass(self.spec, self.model, self.env, self.path, record=False)
         plain.env, plain.loops, plain.enclosing = self.env, self.loops, self.enclosing
         return plain
 

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from graphcore.config import using_config
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import SpecModel
+from graphcore.interpreter.examples import example_rows, sequence_names
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import SpecModel, seeded
 from graphcore.language.syntax import Spec
 from graphcore.onnx.control import Lowering
 from graphcore.onnx.errors import ExportError
@@ -37,8 +38,8 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     lazily created weights are the ones ``graphtool run`` makes. Sequence inputs (lists): the
     first example is traced; the model takes one example of any length."""
     seed = spec.seed if seed is None else seed
-    inputs = interpreter.example_rows(spec, inputs)  # per-row inputs: the example's row
-    sequences = tuple(interpreter.sequence_names(spec, inputs))
+    inputs = example_rows(spec, inputs)  # per-row inputs: the example's row
+    sequences = tuple(sequence_names(spec, inputs))
     for name in sequences:
         if not inputs[name]:
             raise ExportError(f"input '{name}' holds no example to trace",
@@ -48,9 +49,9 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
     forward_only = replace(spec, loss=None)  # the loss is training's, not the model's
     by_node: dict[int, str] = {}
     if not model.initialized():  # lazily sized weights, drawn in the order a run draws them
-        with using_config("train", False), interpreter.seeded(seed + 1), \
+        with using_config("train", False), seeded(seed + 1), \
                 np.errstate(all="ignore"):
-            interpreter._Run(forward_only, model, arrays, []).forward()
+            ForwardPass(forward_only, model, arrays, []).forward()
 
     def traced_at(values: dict):
         def call(variables):
@@ -69,7 +70,7 @@ def export_spec(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], *,
                     Variable(np.asarray(value), requires_grad=False)
             return result
 
-        with using_config("train", False), interpreter.seeded(seed + 1):
+        with using_config("train", False), seeded(seed + 1):
             traced = trace(None, values, params, name=spec.name, grads=False, call=call)
         where = {i: by_node[id(f)] for i, f in traced.instances.items() if id(f) in by_node}
         return traced, where

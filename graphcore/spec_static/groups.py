@@ -24,14 +24,15 @@ import numpy as np
 from graphcore import errors
 from graphcore import functions as F
 from graphcore.batching import batcher
-from graphcore.batching.batched_pass import BatchRun, Fallback, Split
+from graphcore.batching.batched_pass import BatchRun
+from graphcore.batching.outcomes import Fallback, Split
 from graphcore.batching.results import GroupResults
 from graphcore.config import config
 from graphcore.inputs.stacked import stacked_rows
-from graphcore.interpreter.calls import PathEntry, RunResult, bound_dims, seeded
-from graphcore.interpreter.float_errors import ignoring_float_errors
-from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.calls import bound_dims
+from graphcore.interpreter.parameters import seeded
 from graphcore.interpreter.plan import plan_of
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.spec_static.gradients import accumulate_grad
 from graphcore.static.guards import GuardMiss
 from graphcore.variable import Variable
@@ -44,9 +45,10 @@ def _traced_call(runner, batched: set[str], batch: int, meta: dict[str, Any], wh
     them), not a share to add."""
     spec, model = runner.spec, runner.model
 
-    def make(path: list[PathEntry]):
+    def make(path: list[PathEntry], on_predicate):
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
-            run = BatchRun(spec, model, dict(variables), batched, batch, path)
+            run = BatchRun(spec, model, dict(variables), batched, batch, path,
+                           on_predicate=on_predicate)
             with np.errstate(all="ignore"):
                 outputs, loss = run.forward_unguarded()
             result: dict[str, Variable] = {}
@@ -120,7 +122,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
     if info.reason is None and not model.initialized():
         # size lazy parameters define-by-run (as run_spec draws them) without filling the
         # plan cache with per-example paths; then batch
-        with seeded((spec.seed if seed is None else seed) + 1), ignoring_float_errors():
+        with seeded((spec.seed if seed is None else seed) + 1), np.errstate(all="ignore"):
             batcher.size_lazy_parameters(spec, model, inputs)
     result = None
     if info.reason is None:
@@ -138,7 +140,7 @@ def run(runner, inputs: Mapping[str, Any], backward: bool, seed: int | None,
         info.applied = False
         result = runner.run_examples(inputs, backward=backward, seed=seed)
         model.__dict__["_graphcore_ran_once"] = True
-    result.batching = Deferred(info.to_dict)
+    result.batching = info.to_dict()
     return result
 
 
@@ -303,7 +305,7 @@ class _WholeCall:
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
         result = results.result(bound_dims(runner.spec, inputs), timing)
-        result.batching = Deferred(info.to_dict)
+        result.batching = info.to_dict()
         return result
 
 

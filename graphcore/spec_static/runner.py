@@ -19,10 +19,12 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.config import config
-from graphcore.interpreter import calls as interpreter
-from graphcore.interpreter.calls import PathEntry, RunResult, SpecModel, seeded
-from graphcore.interpreter.parameters import example_count
+from graphcore.interpreter.calls import bound_dims
+from graphcore.interpreter.examples import example_count, example_rows, sequence_names
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import SpecModel, seeded
 from graphcore.interpreter.plan import plan_of
+from graphcore.interpreter.results import EagerViews, PathEntry, RunResult
 from graphcore.language.syntax import Spec
 from graphcore.spec_static import groups as spec_batching
 from graphcore.spec_static.gradients import accumulate_grad
@@ -72,7 +74,7 @@ class StaticSpecRunner:
         taken: list[PathEntry] = []
         self.model.cleargrads()
         with np.errstate(all="ignore"):
-            outputs, loss = interpreter._Run(self.spec, self.model, dict(example),
+            outputs, loss = ForwardPass(self.spec, self.model, dict(example),
                                              taken).forward()
             if backward and config.train and loss is not None and loss.creator is not None:
                 loss.backward()
@@ -91,7 +93,7 @@ class StaticSpecRunner:
         (or padded bucket) replaying its own cached plan (``spec_batching``)."""
         for value in inputs.values():
             if isinstance(value, list):
-                inputs = interpreter.example_rows(self.spec, inputs)
+                inputs = example_rows(self.spec, inputs)
                 return spec_batching.run(self, inputs, backward, seed, batching)
         return self.run_examples(inputs, backward=backward, seed=seed)
 
@@ -100,7 +102,7 @@ class StaticSpecRunner:
         """``run`` one example at a time."""
         n = example_count(self.spec, inputs)
         self.model.cleargrads()
-        path: list[PathEntry] = interpreter.bound_dims(self.spec, inputs)
+        path: list[PathEntry] = bound_dims(self.spec, inputs)
         per_example, total, forward_s, backward_s = [], 0.0, 0.0, 0.0
         loss_args: list[tuple[Any, ...]] = []
         grads: dict[str, np.ndarray] = {}
@@ -110,7 +112,7 @@ class StaticSpecRunner:
                            for k, v in inputs.items()}
                 if any(isinstance(v, list) for v in inputs.values()):
                     lengths = {k: len(inputs[k][i])
-                               for k in interpreter.sequence_names(self.spec, inputs)}
+                               for k in sequence_names(self.spec, inputs)}
                     where = self.spec.inputs[next(iter(lengths))].loc
                     path.append(PathEntry("example", where, {"index": i, "lengths": lengths}))
                 start = time.perf_counter()
@@ -151,8 +153,8 @@ class StaticSpecRunner:
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
         return RunResult(outputs=per_example[-1], loss=total if self.spec.loss else None,
-                         path=path, timing_ms=timing, examples=n, example_outputs=per_example,
-                         loss_inputs=loss_args)
+                         timing_ms=timing, examples=n,
+                         views=EagerViews(path, per_example, loss_args))
 
     def cache_key(self, example: dict[str, np.ndarray], backward: bool,
                   call_kind: Any = False) -> tuple:
@@ -165,8 +167,8 @@ class StaticSpecRunner:
     def _forward(self, example: dict[str, np.ndarray], backward: bool, make_call=None,
                  key: tuple | None = None):
         """The variant replayed (or traced) for ``example`` and its values; (None, None) when
-        the cache is full. ``make_call(path)``: the traced function (default: one run), whose
-        plans ``key`` (``cache_key``) tells apart from others'."""
+        the cache is full. ``make_call(path, on_predicate)``: the traced function (default:
+        one run), whose plans ``key`` (``cache_key``) tells apart from others'."""
         if key is None:
             key = self.cache_key(example, backward)
         wants = key[2]
@@ -225,7 +227,7 @@ class StaticSpecRunner:
         steps: dict[int, str] = {}
 
         def call(variables: dict[str, Variable]) -> dict[str, Variable]:
-            run = interpreter._Run(spec, model, dict(variables), path)
+            run = ForwardPass(spec, model, dict(variables), path, on_predicate=hook)
             outputs, loss = run.forward()
             steps.update(run.op_locations())
             result = {}
@@ -244,14 +246,10 @@ class StaticSpecRunner:
             return result
 
         if make_call is not None:
-            call = make_call(path)
-        interpreter.PREDICATE_HOOKS.append(hook)
-        try:
-            traced = trace(None, example, self.params(), name=spec.name, grads=grads,
-                           loss_scale=getattr(make_call, "loss_scale", 1.0),
-                           call=call, guards=lambda: records)
-        finally:
-            interpreter.PREDICATE_HOOKS.remove(hook)
+            call = make_call(path, hook)
+        traced = trace(None, example, self.params(), name=spec.name, grads=grads,
+                       loss_scale=getattr(make_call, "loss_scale", 1.0),
+                       call=call, guards=lambda: records)
         graph, reports = run_passes(traced.graph, self.passes)
         plan = Plan(graph, traced.params, traced.instances, after_trace=True)
         compile_ms = (time.perf_counter() - start) * 1e3

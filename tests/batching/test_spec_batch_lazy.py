@@ -16,8 +16,7 @@ import pytest
 
 from graphcore.config import using_config
 from graphcore.inputs.stacked import StackedExamples, stacked_rows
-from graphcore.interpreter.calls import PathEntry, RunResult
-from graphcore.interpreter.lazy_fields import Deferred
+from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
 from graphcore.spec_static.runner import StaticSpecRunner
 
@@ -98,30 +97,24 @@ def test_stacked_examples_batch_exactly_as_plain_lists(static):
 def test_results_read_lazily_as_plain_lists(static):
     spec = load_spec_text(BRANCH, "branch.yaml")
     result, _ = _run(spec, _float64(make_inputs(spec.inputs, 0), stacked=True), static)
-    assert type(result.__dict__["path"]) is Deferred  # nothing built before a read
+    assert "path" not in result.__dict__  # nothing built before a read
     assert type(result.path) is list and all(type(e) is PathEntry for e in result.path)
     assert [e.kind for e in result.path].count("example") == 16
     assert type(result.example_outputs) is list and len(result.example_outputs) == 16
     assert result.outputs is result.example_outputs[-1]
     assert type(result.loss_inputs) is list
     assert result.path is result.path  # built once
-    assert result == result and "PathEntry" in repr(result)
-    result.path = []  # an assignment replaces the deferred value
+    assert result == result and "PathEntry" not in repr(result)  # the views are not values
+    result.path = []  # an assignment replaces the view
     assert result.path == []
 
 
-def test_lazy_fields_build_once_and_compare_as_values():
-    calls = []
-
-    def build():
-        calls.append(1)
-        return [PathEntry("example", None, {"index": 0})]
-
-    lazy = RunResult(outputs={}, loss=None, path=Deferred(build), timing_ms={})
-    eager = RunResult(outputs={}, loss=None, path=[PathEntry("example", None, {"index": 0})],
-                      timing_ms={})
-    assert lazy == eager and calls == [1]
-    assert lazy.path == eager.path and calls == [1]
+def test_a_result_without_views_reads_empty_lists_of_its_own():
+    first = RunResult(outputs={}, loss=None, timing_ms={})
+    second = RunResult(outputs={}, loss=None, timing_ms={})
+    first.path.append(PathEntry("example", None, {"index": 0}))
+    assert second.path == [] and first.example_outputs == [] and first.loss_inputs == []
+    assert first != second  # results compare by identity
 
 
 def test_stacked_rows_only_while_the_list_holds_its_rows_unchanged():

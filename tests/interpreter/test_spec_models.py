@@ -12,7 +12,8 @@ import graphcore.functions as F
 import graphcore.links as L
 from graphcore import Chain, Variable, spec
 from graphcore.gradient_check import check_backward
-from graphcore.interpreter.calls import seeded
+from graphcore.interpreter.parameters import SpecModel, seeded
+from graphcore.language.validation import MODEL_ATTRIBUTES
 
 SPECS = sorted((Path(__file__).resolve().parents[2] / "specs").glob("*.yaml"))
 
@@ -117,3 +118,10 @@ def test_seed_dynamic_spec_equals_the_python_function(apply_relu, sign):
 
 def test_graphcore_spec_is_reachable_from_the_package():
     assert graphcore.spec.load_spec_file is spec.load_spec_file
+
+
+def test_every_attribute_of_the_model_is_a_name_no_layer_scope_may_take():
+    """A layer scope becomes an attribute of ``SpecModel``; the language refuses the names
+    that would replace one (``MODEL_ATTRIBUTES``), so that list must cover every attribute."""
+    assert set(dir(SpecModel)) <= MODEL_ATTRIBUTES
+    assert {"spec", "name", "layer", "initialized", "params", "cleargrads"} <= MODEL_ATTRIBUTES

@@ -4,6 +4,8 @@ global generator saved and restored only by runs that can draw from it."""
 import numpy as np
 import pytest
 
+from graphcore.errors import SpecError
+from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.plan import plan_of
 from graphcore.spec import build_model, load_spec_text, make_inputs, run_spec
 
@@ -92,83 +94,9 @@ def test_a_run_silences_float_warnings_only_while_it_runs():
             np.log(np.float32(-1.0))
 
 
-# --- the lean loop (plain op steps run from the plan's programs) ------------------------------
-LEAN_KINDS = HEAD + """graph:
-  - {op: linear, out_size: 6, name: l1}
-  - {op: split_axis, indices_or_sections: 2, axis: 1, to: halves}
-  - {op: add, from: ["halves[0]", "halves[1]"]}
-  - {op: leaky_relu, slope: 0.1}
-  - repeat: 2
-    unroll: true
-    body:
-      - {op: linear, out_size: 3, name: r}
-      - tanh
-  - {op: dropout, ratio: 0.0}
-  - {op: linear, out_size: 2, name: l2, to: y}
-loss: {op: sum, from: y}
-outputs: [y, _]
-"""
-
-
-STRAIGHT = HEAD + """graph:
-  - {op: linear, out_size: 6, name: l1}
-  - {op: split_axis, indices_or_sections: 2, axis: 1, to: halves}
-  - {op: add, from: ["halves[0]", "halves[1]"], to: y}
-  - {op: dropout, ratio: 0.0}
-  - tanh
-loss: {op: sum, from: y}
-outputs: [y, _]
-"""
-ONE_OP = HEAD + "graph: [tanh]\nloss: sum\noutputs: [_, x]\n"
-
-
-@pytest.mark.parametrize("text", [LEAN_KINDS, STRAIGHT, ONE_OP],
-                         ids=["control flow", "op steps only", "one op"])
-def test_the_lean_loop_and_the_general_path_agree(text):
-    """Every kind of step (a layer, an op with attributes, a value of several arrays and its
-    parts, an unrolled loop body's own layers, dropout, the loss) gives the same values and
-    gradients through the lean loop (run_spec) as through the general path (a recording run);
-    a graph of op steps only runs with its loss in one pass, ``_`` still the graph's last."""
-    from graphcore.interpreter.calls import _Run
-
-    spec, model, inputs = _ready(text)
-    assert (plan_of(spec).straight is not None) == (text is not LEAN_KINDS)
-    lean = run_spec(spec, model, inputs)
-    lean_grads = {name: p.grad.copy() for name, p in model.namedparams()}
-    model.cleargrads()
-    run = _Run(spec, model, inputs, [])
-    assert run.programs is None  # a recording run takes the general path
-    outputs, loss = run.forward()
-    loss.backward()
-    assert lean.loss == pytest.approx(float(loss.array))
-    assert lean.outputs.keys() == outputs.keys()
-    for name in outputs:
-        np.testing.assert_array_equal(np.asarray(getattr(lean.outputs[name], "array",
-                                                         lean.outputs[name])),
-                                      np.asarray(getattr(outputs[name], "array",
-                                                         outputs[name])))
-    for name, p in model.namedparams():
-        np.testing.assert_array_equal(lean_grads[name], p.grad)
-    # l1, r_0, r_1, l2 (control flow) or l1 (op steps only): each W and b got its gradient
-    assert len(lean_grads) == {LEAN_KINDS: 8, STRAIGHT: 2, ONE_OP: 0}[text]
-
-
-def test_the_program_sends_steps_it_cannot_settle_to_the_general_path():
-    spec, _, _ = _ready(LEAN_KINDS)
-    plan = plan_of(spec)
-    lean = [ins.source is not None for ins in plan.programs[id(spec.graph)]]
-    # linear, split_axis, add (two inputs), leaky_relu, repeat, dropout, linear
-    assert lean == [True, True, False, True, False, False, True]
-    body = spec.graph[4].body
-    assert [ins.layer for ins in plan.programs[id(body)]] == ["r", None]
-    assert [ins.source for ins in plan.programs[id(plan.loss_steps)]] == ["y"]
-
-
-def test_the_lean_loop_refuses_a_layer_input_over_the_size_limit_at_its_step():
+def test_a_layer_input_over_the_size_limit_is_refused_at_its_step():
     """The size limit of a linear layer is settled per run from its input's size: a larger
     input than the spec declared is refused before numpy allocates, at the layer's line."""
-    from graphcore.errors import SpecError
-
     spec = load_spec_text(DETERMINISTIC, "t.yaml", max_elements=100)
     model = build_model(spec)
     run_spec(spec, model, {"x": np.ones((3, 4), np.float32)})  # 15 elements: fine
@@ -176,3 +104,28 @@ def test_the_lean_loop_refuses_a_layer_input_over_the_size_limit_at_its_step():
         run_spec(spec, model, {"x": np.ones((30, 4), np.float32)})  # 150 > 100
     assert "t.yaml:6:5" in str(caught.value)
     assert "over the limit of 100" in str(caught.value)
+
+
+def test_a_pass_reports_each_live_predicate_to_its_own_hook_only():
+    """``on_predicate`` (static mode's guards) belongs to one pass: another pass running at
+    the same time, without a hook, reports nothing to it."""
+    spec = load_spec_text(HEAD + """graph:
+  - while: "sum(_) < 100.0"
+    max_iters: 3
+    body: [{op: add, from: [_, x]}]
+  - if: "sum(_) > 0.0"
+    then: [relu]
+    else: [tanh]
+""", "t.yaml")
+    model = build_model(spec)
+    inputs = {"x": np.ones((3, 4), np.float32)}
+    seen = []
+    hooked = ForwardPass(spec, model, inputs, [], on_predicate=lambda *call: seen.append(call))
+    ForwardPass(spec, model, inputs, []).forward()
+    assert seen == []
+    hooked.forward()
+    # the while's test before each trip and after the last (3 trips), then the if's
+    assert [(str(p), outcome) for p, _, _, outcome in seen] == \
+        [("sum(_) < 100.0", True)] * 3 + [("sum(_) < 100.0", True), ("sum(_) > 0.0", True)]
+    assert [str(loc) for _, loc, _, _ in seen] == \
+        [str(spec.graph[0].predicate_loc)] * 4 + [str(spec.graph[1].predicate_loc)]

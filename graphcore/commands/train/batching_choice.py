@@ -44,7 +44,7 @@ import numpy as np
 
 from graphcore.batching.batcher import pad_refusal, why_not
 from graphcore.config import using_config
-from graphcore.interpreter.calls import RunResult
+from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 
 ROUNDS = 3  # measured steps: the first warms up, the others are timed

@@ -34,7 +34,7 @@ from graphcore.serialization import Loader, Saver, load_json, member_header
 
 if TYPE_CHECKING:
     from graphcore.commands.train.session import TrainingSession
-    from graphcore.interpreter.calls import SpecModel
+    from graphcore.interpreter.parameters import SpecModel
 
 
 def contents(session: TrainingSession) -> bytes:

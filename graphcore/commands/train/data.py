@@ -14,11 +14,12 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from graphcore import errors
+from graphcore.batching.run import run_spec
 from graphcore.commands.train.metrics import MetricError, metric_sums
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.config import no_backprop_mode, using_config
 from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.calls import SpecModel, run_spec
+from graphcore.interpreter.parameters import SpecModel
 from graphcore.language.syntax import OpStep, Spec
 
 Array = np.ndarray | list[np.ndarray]

@@ -38,6 +38,7 @@ import numpy as np
 
 from graphcore import errors, serializers
 from graphcore.batching.batcher import check_mode
+from graphcore.batching.run import run_spec
 from graphcore.commands.train import checkpoint
 from graphcore.commands.train.batching_choice import (
     ROUNDS,
@@ -72,7 +73,7 @@ from graphcore.commands.train.settings import (  # noqa: F401  (the API document
 )
 from graphcore.commands.train.train_log import TrainLog
 from graphcore.datasets import DictDataset
-from graphcore.interpreter.calls import SpecModel, build_model, run_spec
+from graphcore.interpreter.parameters import SpecModel, build_model
 from graphcore.interpreter.params_file import load_params
 from graphcore.iterators import SerialIterator
 from graphcore.language.syntax import Spec

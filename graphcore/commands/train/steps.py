@@ -44,9 +44,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from graphcore import errors, optimizers
+from graphcore.batching.run import run_spec
 from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.calls import SpecModel, build_model, run_spec
-from graphcore.interpreter.parameters import per_row_inputs
+from graphcore.interpreter.examples import per_row_inputs
+from graphcore.interpreter.parameters import SpecModel, build_model
 from graphcore.language.syntax import Spec
 from graphcore.language.validate_workflow import learning_rate_keyword
 

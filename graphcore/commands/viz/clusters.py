@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from graphcore.computational_graph import ComputationalGraph
 from graphcore.dot_text import attribute_list, quote
 from graphcore.function_node import FunctionNode
-from graphcore.interpreter.calls import _Run
+from graphcore.interpreter.forward import ForwardPass
 from graphcore.language.syntax import ForEachStep, RepeatStep, Step
 from graphcore.variable import Parameter, Variable
 
 Scope = tuple[tuple[Step, int], ...]  # the loop iterations around an op, outermost first
 
 
-def _scopes(run: _Run, graph: ComputationalGraph) -> dict[int, Scope]:
+def _scopes(run: ForwardPass, graph: ComputationalGraph) -> dict[int, Scope]:
     """The loop iterations each FunctionNode was created in, keyed by ``id(node)``.
 
     An op created exactly the nodes between its result and its inputs. The few nodes the
@@ -50,7 +50,7 @@ def _common_prefix(scopes: list[Scope]) -> Scope:
     return prefix
 
 
-def _op_scopes(run: _Run) -> dict[int, Scope]:
+def _op_scopes(run: ForwardPass) -> dict[int, Scope]:
     """The scope of every FunctionNode an op step created (see ``_scopes``). A layer whose
     one step made several function nodes (attention, layer normalization, an LSTM) adds a
     ``(step, LAYER)`` level, so its nodes are drawn in one cluster named by its scope; a layer
@@ -90,7 +90,7 @@ LAYER = -2  # the iteration index a layer's scope level carries (loops' are 0, 1
 ITERATION_STYLE = {"style": "dashed", "color": "#A0A0A0"}
 
 
-def dump_with_clusters(graph: ComputationalGraph, run: _Run,
+def dump_with_clusters(graph: ComputationalGraph, run: ForwardPass,
                         expand: bool = True) -> tuple[str, int]:
     """``graph.dump()`` with each node declared inside its loop iteration's cluster, and the
     number of clusters. Clusters come in the order the loops ran. Unless ``expand``, a loop

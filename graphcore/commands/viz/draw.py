@@ -51,14 +51,9 @@ from graphcore.computational_graph import (
 )
 from graphcore.function_node import FunctionNode
 from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.calls import (
-    SpecModel,
-    _example_count,
-    _Run,
-    build_model,
-    example_rows,
-    seeded,
-)
+from graphcore.interpreter.examples import example_count, example_rows
+from graphcore.interpreter.forward import ForwardPass
+from graphcore.interpreter.parameters import SpecModel, build_model, seeded
 from graphcore.language.syntax import Spec
 from graphcore.variable import Variable
 
@@ -133,7 +128,7 @@ def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: st
                    example=examples - 1, examples=examples, locations=_locations(run, graph))
 
 
-def _locations(run: _Run, graph: ComputationalGraph) -> dict[str, str]:
+def _locations(run: ForwardPass, graph: ComputationalGraph) -> dict[str, str]:
     """Each drawn node's spec step (``"line:col"``): a FunctionNode's is the op step that
     created it, a Variable's its creator's. Inputs and parameters have none."""
     steps = run.op_locations()
@@ -197,13 +192,13 @@ def _as_variables(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _run_last_example(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], seed: int
-                      ) -> tuple[_Run, list[Variable], int]:
+                      ) -> tuple[ForwardPass, list[Variable], int]:
     """Run every example as ``run_spec`` does (same seeding); keep the last run's graph."""
-    n = _example_count(spec, inputs)
+    n = example_count(spec, inputs)
     with seeded(seed + 1):
         for i in range(n):
             example = {k: (v[i] if isinstance(v, list) else v) for k, v in inputs.items()}
-            run = _Run(spec, model, example, [])
+            run = ForwardPass(spec, model, example, [])
             outputs, loss = run.forward()
     roots: dict[int, Variable] = {}
     for value in [*outputs.values(), loss]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphcore.language.predicate.evaluate import _evaluate, _truth
+from graphcore.language.predicate.evaluate import evaluate_node, truth
 from graphcore.language.predicate.nodes import (
     FUNCTIONS,
     MAX_DEPTH,
@@ -55,10 +55,10 @@ from graphcore.language.predicate.nodes import (
     PredicateError,
     Step,
     String,
-    _walk,
     to_spec_error,
+    walk,
 )
-from graphcore.language.predicate.parse import _format, _Parser, _Tokenizer
+from graphcore.language.predicate.parse import Parser, Tokenizer, format_tree
 
 __all__ = [
     "FUNCTIONS", "MAX_DEPTH", "MAX_LENGTH", "Arithmetic", "Boolean", "Call", "Compare",
@@ -80,7 +80,7 @@ def parse_predicate(text: str) -> Predicate:
                              f"{MAX_LENGTH})", MAX_LENGTH + 1, len(text) - MAX_LENGTH)
     if not text.strip():
         raise PredicateError("empty predicate", 1, len(text))
-    return Predicate(text, _Parser(_Tokenizer(text).run()).parse())
+    return Predicate(text, Parser(Tokenizer(text).run()).parse())
 
 
 
@@ -97,17 +97,17 @@ class Predicate:
 
     def names(self) -> frozenset[str]:
         """Every name the predicate reads (``x``, ``params.k``, ``loop.i``)."""
-        return frozenset(node.name for node in _walk(self.root) if isinstance(node, Name))
+        return frozenset(node.name for node in walk(self.root) if isinstance(node, Name))
 
     def name_refs(self) -> tuple[Name, ...]:
         """Every ``Name`` node in source order, with its column and length (for errors that
         point at one name, such as "no value named 'x' here")."""
-        refs = [node for node in _walk(self.root) if isinstance(node, Name)]
+        refs = [node for node in walk(self.root) if isinstance(node, Name)]
         return tuple(sorted(refs, key=lambda node: node.column))
 
     def functions(self) -> frozenset[str]:
         """Every function the predicate calls."""
-        return frozenset(node.function for node in _walk(self.root) if isinstance(node, Call))
+        return frozenset(node.function for node in walk(self.root) if isinstance(node, Call))
 
     def uses_only(self, prefixes: str | Iterable[str]) -> bool:
         """True when every name is one of ``prefixes`` or below it: ``uses_only("params")``
@@ -124,7 +124,7 @@ class Predicate:
         or as ``env["params"]["k"]``. Arithmetic on arrays is numpy's, elementwise; the result
         must be one value (a one-element array counts).
         """
-        value = _evaluate(self.root, env)
+        value = evaluate_node(self.root, env)
         if isinstance(value, np.ndarray):
             if value.size != 1:
                 raise PredicateError(f"predicate must give one value, got an array of shape "
@@ -138,11 +138,11 @@ class Predicate:
         if isinstance(value, str):
             raise PredicateError("predicate must give a boolean or a number, got a string",
                                  1, len(self.text))
-        return _truth(value, "predicate", 1, len(self.text))
+        return truth(value, "predicate", 1, len(self.text))
 
     def __str__(self) -> str:
         """Canonical text: single spaces, single quotes, only the parentheses needed."""
-        return _format(self.root)
+        return format_tree(self.root)
 
     def __repr__(self) -> str:
         return f"Predicate({self.text!r})"

@@ -42,7 +42,7 @@ def _normalize(value: object) -> Value:
     return value  # type: ignore[return-value]
 
 
-def _numeric(value: Value) -> int | float | np.ndarray:
+def numeric(value: Value) -> int | float | np.ndarray:
     """Booleans count as 0 and 1 in arithmetic (numpy refuses ``-`` on booleans)."""
     if isinstance(value, bool):
         return int(value)
@@ -74,7 +74,7 @@ def _from_environment(raw: object, node: Name) -> Value:
                          node.column, node.length)
 
 
-def _lookup(node: Name, env: Mapping[str, object]) -> Value:
+def lookup(node: Name, env: Mapping[str, object]) -> Value:
     name = node.name
     if name in env:
         return _from_environment(env[name], node)
@@ -93,9 +93,9 @@ def _lookup(node: Name, env: Mapping[str, object]) -> Value:
 _PYTHON_ARITHMETIC: dict[str, Callable[[object, object], object]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "%": operator.mod}
-_NUMPY_ARITHMETIC: dict[str, Callable[[object, object], object]] = {
+NUMPY_ARITHMETIC: dict[str, Callable[[object, object], object]] = {
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "%": np.mod}
-_COMPARISONS: dict[str, Callable[[object, object], object]] = {
+COMPARISONS: dict[str, Callable[[object, object], object]] = {
     "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
     ">": operator.gt, ">=": operator.ge}
 
@@ -116,13 +116,13 @@ def _combine_arrays(op: str, function: Callable[[object, object], object], left:
         raise PredicateError(f"'{op}' failed: {err}", column, len(op)) from None
 
 
-def _arithmetic(op: str, left: Value, right: Value, column: int) -> Value:
+def arithmetic(op: str, left: Value, right: Value, column: int) -> Value:
     if isinstance(left, str) or isinstance(right, str):
         raise PredicateError(f"'{op}' needs numbers, got {_describe(left)} and "
                              f"{_describe(right)}", column, 1)
-    a, b = _numeric(left), _numeric(right)
+    a, b = numeric(left), numeric(right)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return _combine_arrays(op, _NUMPY_ARITHMETIC[op], a, b, column)
+        return _combine_arrays(op, NUMPY_ARITHMETIC[op], a, b, column)
     if op in "/%" and b == 0:
         what = "division" if op == "/" else "modulo"
         raise PredicateError(f"{what} by zero", column, 1)
@@ -132,16 +132,16 @@ def _arithmetic(op: str, left: Value, right: Value, column: int) -> Value:
         raise PredicateError(f"'{op}' gives a number too large", column, 1) from None
 
 
-def _compare(op: str, left: Value, right: Value, column: int) -> Value:
+def compare_values(op: str, left: Value, right: Value, column: int) -> Value:
     if isinstance(left, str) != isinstance(right, str):
         raise PredicateError(f"cannot compare {_describe(left)} with {_describe(right)}",
                              column, len(op))
     if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
-        return _combine_arrays(op, _COMPARISONS[op], left, right, column)
-    return _COMPARISONS[op](left, right)  # type: ignore[return-value]
+        return _combine_arrays(op, COMPARISONS[op], left, right, column)
+    return COMPARISONS[op](left, right)  # type: ignore[return-value]
 
 
-def _truth(value: Value, what: str, column: int, length: int) -> bool:
+def truth(value: Value, what: str, column: int, length: int) -> bool:
     if isinstance(value, str):
         raise PredicateError(f"{what} needs a boolean or a number, got a string", column,
                              length)
@@ -156,12 +156,12 @@ def _truth(value: Value, what: str, column: int, length: int) -> bool:
     return bool(value)
 
 
-def _call(node: Call, value: Value) -> Value:
+def call_function(node: Call, value: Value) -> Value:
     name, column, length = node.function, node.column, len(node.function)
     if isinstance(value, str):
         raise PredicateError(f"'{name}' needs a number or an array, got a string", column,
                              length)
-    value = _numeric(value)
+    value = numeric(value)
     if name == "abs":
         return abs(value) if not isinstance(value, np.ndarray) else np.abs(value)
     try:
@@ -189,34 +189,35 @@ def _call(node: Call, value: Value) -> Value:
         return _normalize(reduce(array))
 
 
-def _evaluate(node: Node, env: Mapping[str, object]) -> Value:
+def evaluate_node(node: Node, env: Mapping[str, object]) -> Value:
     match node:
         case Number(value=value) | String(value=value) | Boolean(value=value):
             return value
         case Name():
-            return _lookup(node, env)
+            return lookup(node, env)
         case Call(argument=argument):
-            return _call(node, _evaluate(argument, env))
+            return call_function(node, evaluate_node(argument, env))
         case Negate(operand=operand):
-            value = _evaluate(operand, env)
+            value = evaluate_node(operand, env)
             if isinstance(value, str):
                 raise PredicateError("'-' needs a number, got a string", node.column, 1)
-            value = _numeric(value)
+            value = numeric(value)
             return np.negative(value) if isinstance(value, np.ndarray) else -value
         case Not(operand=operand):
-            return not _truth(_evaluate(operand, env), "'not'", node.column, 3)
+            return not truth(evaluate_node(operand, env), "'not'", node.column, 3)
         case Compare(op=op, left=left, right=right):
-            return _compare(op, _evaluate(left, env), _evaluate(right, env), node.op_column)
+            return compare_values(op, evaluate_node(left, env), evaluate_node(right, env),
+                                  node.op_column)
         case Arithmetic(first=first, steps=steps):
-            value = _evaluate(first, env)
+            value = evaluate_node(first, env)
             for step in steps:
-                value = _arithmetic(step.op, value, _evaluate(step.operand, env), step.column)
+                value = arithmetic(step.op, value, evaluate_node(step.operand, env), step.column)
             return value
         case Logical(op=op, operands=operands, op_columns=columns):
             stop_on = op == "or"  # 'or' stops at the first true operand, 'and' at a false one
             for index, operand in enumerate(operands):
                 column = columns[max(index - 1, 0)]
-                if _truth(_evaluate(operand, env), f"'{op}'", column, len(op)) == stop_on:
+                if truth(evaluate_node(operand, env), f"'{op}'", column, len(op)) == stop_on:
                     return stop_on
             return not stop_on
     raise TypeError(f"not a predicate node: {node!r}")

@@ -145,27 +145,27 @@ class Logical(_Span):
 
 Node = Number | String | Boolean | Name | Call | Negate | Not | Compare | Arithmetic | Logical
 
-_OR, _AND, _NOT, _COMPARE, _ADD, _MULTIPLY, _NEGATE, _ATOM = range(1, 9)
-_BINARY = {"or": _OR, "and": _AND, "==": _COMPARE, "!=": _COMPARE, "<": _COMPARE,
-           "<=": _COMPARE, ">": _COMPARE, ">=": _COMPARE, "+": _ADD, "-": _ADD,
-           "*": _MULTIPLY, "/": _MULTIPLY, "%": _MULTIPLY}
+OR, AND, NOT, COMPARE, ADD, MULTIPLY, NEGATE, ATOM = range(1, 9)
+BINARY = {"or": OR, "and": AND, "==": COMPARE, "!=": COMPARE, "<": COMPARE,
+           "<=": COMPARE, ">": COMPARE, ">=": COMPARE, "+": ADD, "-": ADD,
+           "*": MULTIPLY, "/": MULTIPLY, "%": MULTIPLY}
 
 
-def _precedence(node: Node) -> int:
+def precedence_of(node: Node) -> int:
     match node:
         case Logical(op="or"):
-            return _OR
+            return OR
         case Logical():
-            return _AND
+            return AND
         case Not():
-            return _NOT
+            return NOT
         case Compare():
-            return _COMPARE
+            return COMPARE
         case Arithmetic(steps=steps):
-            return _BINARY[steps[0].op]
+            return BINARY[steps[0].op]
         case Negate():
-            return _NEGATE
-    return _ATOM
+            return NEGATE
+    return ATOM
 
 
 def _children(node: Node) -> tuple[Node, ...]:
@@ -183,7 +183,7 @@ def _children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
-def _walk(root: Node) -> Iterator[Node]:
+def walk(root: Node) -> Iterator[Node]:
     stack = [root]
     while stack:
         node = stack.pop()

@@ -10,15 +10,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from graphcore.language.predicate.nodes import (
-    _BINARY,
-    _COMPARE,
-    _NEGATE,
-    _NOT,
-    _OR,
+    BINARY,
+    COMPARE,
     FUNCTIONS,
     KEYWORDS,
     LOOP_FIELDS,
     MAX_DEPTH,
+    NEGATE,
+    NOT,
+    OR,
     Arithmetic,
     Boolean,
     Call,
@@ -32,7 +32,7 @@ from graphcore.language.predicate.nodes import (
     PredicateError,
     Step,
     String,
-    _precedence,
+    precedence_of,
 )
 from graphcore.registry import suggestion as _did_you_mean
 
@@ -77,7 +77,7 @@ _BAD_CHARS = {
 }
 
 
-class _Tokenizer:
+class Tokenizer:
     """Splits a predicate into tokens; each step consumes at least one character."""
 
     def __init__(self, text: str) -> None:
@@ -225,7 +225,7 @@ class _Tokenizer:
 
 # ----------------------------------------------------------------------------------- parser
 
-class _Parser:
+class Parser:
     """Precedence climbing over the token list; recursion is bounded by `MAX_DEPTH`."""
 
     def __init__(self, tokens: list[_Token]) -> None:
@@ -234,7 +234,7 @@ class _Parser:
         self.nesting = 0
 
     def parse(self) -> Node:
-        node = self._expression(_OR)
+        node = self._expression(OR)
         token = self._peek()
         if token.kind == ")":
             raise PredicateError("unmatched ')'", token.column, token.length)
@@ -267,16 +267,16 @@ class _Parser:
         after_comparison = False
         while True:
             token = self._peek()
-            precedence = _BINARY.get(token.text) if token.kind in ("op", "keyword") else None
+            precedence = BINARY.get(token.text) if token.kind in ("op", "keyword") else None
             if precedence is None or precedence < min_precedence:
                 return left
-            if precedence == _COMPARE and after_comparison:
+            if precedence == COMPARE and after_comparison:
                 raise PredicateError("comparisons cannot be chained", token.column,
                                      token.length, "join comparisons with 'and': a < b and b < c")
             self._advance()
             right = self._expression(precedence + 1)
             left = self._combine(left, token, right, start.column)
-            after_comparison = precedence == _COMPARE
+            after_comparison = precedence == COMPARE
 
     def _combine(self, left: Node, token: _Token, right: Node, column: int) -> Node:
         span = {"column": column, "length": self._previous_end() - column}
@@ -287,11 +287,11 @@ class _Parser:
             else:
                 operands, columns = (left, right), (token.column,)
             node: Node = Logical(op, operands, columns, **span, depth=_depth(operands))
-        elif _BINARY[op] == _COMPARE:
+        elif BINARY[op] == COMPARE:
             node = Compare(op, left, right, token.column, **span, depth=_depth((left, right)))
         else:
             step = Step(op, right, token.column)
-            if isinstance(left, Arithmetic) and _precedence(left) == _BINARY[op]:
+            if isinstance(left, Arithmetic) and precedence_of(left) == BINARY[op]:
                 first, steps = left.first, (*left.steps, step)
             else:
                 first, steps = left, (step,)
@@ -308,13 +308,13 @@ class _Parser:
     def _prefix(self, min_precedence: int) -> Node:
         token = self._peek()
         if token.kind == "keyword" and token.text == "not":
-            if min_precedence > _NOT:
+            if min_precedence > NOT:
                 raise PredicateError("'not' cannot appear here without parentheses",
                                      token.column, token.length, "write (not ...)")
             node_type: type[Not] | type[Negate] = Not
-            operand_precedence = _NOT
+            operand_precedence = NOT
         elif token.kind == "op" and token.text == "-":
-            node_type, operand_precedence = Negate, _NEGATE
+            node_type, operand_precedence = Negate, NEGATE
         else:
             return self._atom()
         self._advance()
@@ -342,7 +342,7 @@ class _Parser:
             return Name(token.text, **span)
         if token.kind == "(":
             self._enter(token)
-            node = self._expression(_OR)
+            node = self._expression(OR)
             self._expect_close(token)
             self.nesting -= 1
             return node
@@ -369,10 +369,10 @@ class _Parser:
         self._enter(opening)
         arguments: list[Node] = []
         if self._peek().kind != ")":
-            arguments.append(self._expression(_OR))
+            arguments.append(self._expression(OR))
             while self._peek().kind == ",":
                 self._advance()
-                arguments.append(self._expression(_OR))
+                arguments.append(self._expression(OR))
         self._expect_close(opening)
         self.nesting -= 1
         length = self._previous_end() - name.column
@@ -392,7 +392,7 @@ def _depth(children: Iterable[Node]) -> int:
 
 # ------------------------------------------------------------------------------- formatting
 
-def _format(node: Node) -> str:
+def format_tree(node: Node) -> str:
     match node:
         case Number(value=value):
             return repr(value)
@@ -403,25 +403,25 @@ def _format(node: Node) -> str:
         case Name(name=name):
             return name
         case Call(function=function, argument=argument):
-            return f"{function}({_format(argument)})"
+            return f"{function}({format_tree(argument)})"
         case Negate(operand=operand):
-            return "-" + _wrap(operand, _NEGATE)
+            return "-" + _wrap(operand, NEGATE)
         case Not(operand=operand):
-            return "not " + _wrap(operand, _NOT)
+            return "not " + _wrap(operand, NOT)
         case Compare(op=op, left=left, right=right):
-            return f"{_wrap(left, _COMPARE + 1)} {op} {_wrap(right, _COMPARE + 1)}"
+            return f"{_wrap(left, COMPARE + 1)} {op} {_wrap(right, COMPARE + 1)}"
         case Arithmetic(first=first, steps=steps):
-            level = _precedence(node)
+            level = precedence_of(node)
             return _wrap(first, level) + "".join(
                 f" {step.op} {_wrap(step.operand, level + 1)}" for step in steps)
         case Logical(op=op, operands=operands):
-            level = _precedence(node)
+            level = precedence_of(node)
             return f" {op} ".join(_wrap(operand, level + 1) for operand in operands)
     raise TypeError(f"not a predicate node: {node!r}")
 
 
 def _wrap(node: Node, min_precedence: int) -> str:
-    text = _format(node)
-    return f"({text})" if _precedence(node) < min_precedence else text
+    text = format_tree(node)
+    return f"({text})" if precedence_of(node) < min_precedence else text
 
 
