@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cli import files, output, stdout, workflow
 from cli.errors import CANT_CREATE, INTERRUPTED, NO_INPUT, USAGE, CliError
 from graphcore import serializers
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.commands.train import run_lock
 from graphcore.commands.train.batching_choice import ROUNDS, BatchingChoice
 from graphcore.commands.train.session import (
@@ -378,8 +379,6 @@ def _rows(arrays: Mapping[str, Any]) -> int:
 
 
 def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome) -> dict[str, Any]:
-    from graphcore.commands.run import SCHEMA_VERSION
-
     s = session.settings
     log = [{_friendly(k): v for k, v in entry.items()} for entry in outcome.log]
     return {

@@ -29,12 +29,12 @@ import numpy as np
 from graphcore import errors, serializers
 from graphcore.commands.train.run_identity import RunIdentity
 from graphcore.commands.train.settings import CSV_LOG
+from graphcore.interpreter.params_file import declared_shapes
 from graphcore.serialization import Loader, Saver, load_json, member_header
 
 if TYPE_CHECKING:
     from graphcore.commands.train.session import TrainingSession
     from graphcore.interpreter.calls import SpecModel
-
 
 def contents(session: TrainingSession) -> bytes:
     """The checkpoint of ``session`` as it stands, as the bytes of an ``.npz`` file."""
@@ -160,8 +160,6 @@ def _check_arrays(npz: Any, model: SpecModel) -> None:
     headers before any is decompressed: each parameter the shape the spec declares, each
     optimizer state the shape of its parameter in the file, every size within the spec's
     element limit."""
-    from graphcore.interpreter.params_file import declared_shapes
-
     headers = {key: member_header(npz, key) for key in npz.files
                if key.startswith((_MODEL, _OPTIMIZER))}
     declared = declared_shapes(model)

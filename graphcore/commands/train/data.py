@@ -17,6 +17,7 @@ from graphcore import errors
 from graphcore.commands.train.metrics import MetricError, metric_sums
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.config import no_backprop_mode, using_config
+from graphcore.inputs.data_files import read_data
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.calls import SpecModel, run_spec
 from graphcore.language.syntax import OpStep, Spec
@@ -92,8 +93,6 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
         validation = {k: _take(a, val_index) for k, a in rows.items()}
         rows = {k: _take(a, train_index) for k, a in rows.items()}
     elif v is not None and v.file is not None:
-        from graphcore.inputs.data_files import read_data
-
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
         validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc,
                                spec.max_elements)

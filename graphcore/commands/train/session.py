@@ -73,10 +73,12 @@ from graphcore.commands.train.settings import (  # noqa: F401  (the API document
 from graphcore.commands.train.train_log import TrainLog
 from graphcore.datasets import DictDataset
 from graphcore.interpreter.calls import SpecModel, build_model, run_spec
+from graphcore.interpreter.params_file import load_params
 from graphcore.iterators import SerialIterator
 from graphcore.language.syntax import Spec
 from graphcore.reporter import report
-from graphcore.serialization import Saver
+from graphcore.serialization import Saver, serialize_random_state
+from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.training import extension as ext
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_panels
@@ -306,8 +308,6 @@ class TrainingSession:
         self.notes: list[str] = []
         self.model = build_model(spec, settings.seed)
         if initial_params is not None:  # checked against the spec's shapes, as --params is
-            from graphcore.interpreter.params_file import load_params
-
             load_params(initial_params, self.model)
         check_labels(spec, self.model, data)
         self.optimizer = make_optimizer(settings)
@@ -389,8 +389,6 @@ class TrainingSession:
         (its plan cache) in static mode."""
         runner = None
         if self.settings.mode == "static":
-            from graphcore.spec_static.runner import StaticSpecRunner
-
             runner = StaticSpecRunner(self.spec, self.model, passes=self.passes,
                                       loss_inputs=bool(self.settings.metrics))
             self.static_runners[batching] = runner
@@ -565,8 +563,6 @@ class _Sampler:
         return self.rng.permutation(len(current_order))
 
     def serialize(self, serializer: Any) -> None:
-        from graphcore.serialization import serialize_random_state
-
         serialize_random_state(serializer, self.rng)
 
 

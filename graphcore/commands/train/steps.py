@@ -44,11 +44,13 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from graphcore import errors, optimizers
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.calls import SpecModel, build_model, run_spec
 from graphcore.interpreter.parameters import per_row_inputs
 from graphcore.language.syntax import Spec
 from graphcore.language.validate_workflow import learning_rate_keyword
+from graphcore.spec_static.runner import StaticSpecRunner
 
 # name -> (optimizer class, Chainer's default learning rate); the keyword the rate goes to is
 # ``learning_rate_keyword``'s, the one ``train: {lr:}`` and ``--lr`` set for a `train:` spec
@@ -97,8 +99,6 @@ class TrainResult:
 
     def to_dict(self, mode: str | None = None) -> dict[str, Any]:
         """The ``train --json`` document; static mode adds ``static: {cache: {...}}``."""
-        from graphcore.commands.run import SCHEMA_VERSION
-
         doc = {
             "schema_version": SCHEMA_VERSION, "spec": self.spec.name, "seed": self.seed,
             "mode": self.mode if mode is None else mode, "optimizer": self.optimizer,
@@ -154,8 +154,6 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     run = functools.partial(run_spec, spec, model, batching=batching)
     runner = None
     if mode == "static":
-        from graphcore.spec_static.runner import StaticSpecRunner
-
         runner = StaticSpecRunner(spec, model, passes=passes)
         run = functools.partial(runner.run, batching=batching)
     losses = []

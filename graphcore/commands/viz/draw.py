@@ -60,6 +60,8 @@ from graphcore.interpreter.calls import (
     seeded,
 )
 from graphcore.language.syntax import Spec
+from graphcore.spec_static.runner import StaticSpecRunner
+from graphcore.static.drawing import graph_to_dot
 from graphcore.variable import Variable
 
 RENDER_TIMEOUT_S = 120
@@ -148,9 +150,6 @@ def _locations(run: _Run, graph: ComputationalGraph) -> dict[str, str]:
 def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
              passes: Sequence[str] | None) -> dict[str, Drawing]:
     """The traced IR and the optimized IR of one static-mode run (the last example's plan)."""
-    from graphcore.spec_static.runner import StaticSpecRunner
-    from graphcore.static.drawing import graph_to_dot
-
     runner = StaticSpecRunner(spec, build_model(spec, seed), passes=passes)
     result = runner.run(arrays, seed=seed)
     variant = runner.last
