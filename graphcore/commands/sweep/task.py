@@ -26,8 +26,8 @@ from graphcore.commands.train.session import (
     load_spec_data,
     settings_for,
 )
-from graphcore.commands.train.settings import TrainingOptionError as WorkflowOptionError
-from graphcore.commands.train.steps import TrainingOptionError, train_spec
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import train_spec
 from graphcore.errors import MAX_MESSAGE, clip_message
 from graphcore.files.atomic import write_atomic
 from graphcore.language.loader import load_spec_text
@@ -75,7 +75,7 @@ def classify(exc: BaseException) -> tuple[int, str, str]:
     """The exit code ``graphtool`` gives for ``exc``, its class and a one-line message."""
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return 65, "bad spec", exc.render().splitlines()[0]
-    if isinstance(exc, TrainingOptionError | WorkflowOptionError | BenchOptionError):
+    if isinstance(exc, TrainingOptionError | BenchOptionError):
         return 2, "usage", str(exc)
     if isinstance(exc, errors.SpecRuntimeError):
         return 1, "runtime", exc.render().splitlines()[0]

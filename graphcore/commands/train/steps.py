@@ -45,25 +45,16 @@ import numpy as np
 
 from graphcore import errors, optimizers
 from graphcore.commands.schema import SCHEMA_VERSION
+from graphcore.commands.train.settings import (  # noqa: F401  (TrainingOptionError: the API)
+    TrainingOptionError,
+    make_optimizer,
+    settings_for,
+)
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.calls import SpecModel, build_model, run_spec
 from graphcore.interpreter.parameters import per_row_inputs
 from graphcore.language.syntax import Spec
-from graphcore.language.validate_workflow import learning_rate_keyword
 from graphcore.spec_static.runner import StaticSpecRunner
-
-# name -> (optimizer class, Chainer's default learning rate); the keyword the rate goes to is
-# ``learning_rate_keyword``'s, the one ``train: {lr:}`` and ``--lr`` set for a `train:` spec
-OPTIMIZER_TABLE: dict[str, tuple[type[optimizers.Optimizer], float]] = {
-    "sgd": (optimizers.SGD, 0.01),
-    "momentum": (optimizers.MomentumSGD, 0.01),
-    "nesterov": (optimizers.NesterovAG, 0.01),
-    "adagrad": (optimizers.AdaGrad, 0.001),
-    "rmsprop": (optimizers.RMSprop, 0.01),
-    "adam": (optimizers.Adam, 0.001),
-}
-OPTIMIZERS = tuple(OPTIMIZER_TABLE)
-DEFAULT_LR = {name: default for name, (_, default) in OPTIMIZER_TABLE.items()}
 
 Inputs = dict[str, Any]
 
@@ -72,17 +63,12 @@ class NoLossError(errors.GraphcoreError, ValueError):
     """The spec has no ``loss:``, so there is nothing to train or differentiate."""
 
 
-class TrainingOptionError(errors.GraphcoreError, ValueError):
-    """A training option does not fit (a batch size larger than the data, no batch axis,
-    an unknown optimizer, a non-positive step count or learning rate)."""
-
-
 @dataclass
 class TrainResult:
     spec: Spec
     seed: int
     optimizer: str
-    lr: float
+    lr: float | None  # None: the optimizer has no learning rate (adadelta)
     steps: int
     batch_size: int | None  # examples per step; None: the data has no batch axis
     losses: list[float]
@@ -117,18 +103,6 @@ def require_loss(spec: Spec, purpose: str) -> None:
                           "add one, e.g. `loss: {op: sum}`")
 
 
-def make_optimizer(name: str, lr: float | None = None) -> tuple[optimizers.Optimizer, float]:
-    """The optimizer called ``name`` (one of ``OPTIMIZERS``) and the learning rate it uses."""
-    if name not in OPTIMIZERS:
-        raise TrainingOptionError(f"unknown optimizer {name!r}; choose one of "
-                                  f"{', '.join(OPTIMIZERS)}")
-    lr = DEFAULT_LR[name] if lr is None else float(lr)
-    if not lr > 0 or not np.isfinite(lr):
-        raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-    cls, _ = OPTIMIZER_TABLE[name]
-    return cls(**{learning_rate_keyword(name): lr}), lr
-
-
 def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float | None = None,
                batch_size: int | None = None, seed: int | None = None,
                input_overrides: Mapping[str, str] | None = None,
@@ -143,10 +117,13 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     require_loss(spec, "train")
     if mode not in ("dynamic", "static"):
         raise TrainingOptionError(f"unknown mode {mode!r}; choose dynamic or static")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise TrainingOptionError(f"steps must be a positive integer, got {steps!r}")
-    opt, lr = make_optimizer(optimizer, lr)
-    seed = spec.seed if seed is None else seed
+    settings = settings_for(spec, seed=seed, steps=steps, optimizer=optimizer, lr=lr,
+                            mode=mode)
+    opt = make_optimizer(settings)
+    keyword = optimizers.learning_rate_keyword(settings.optimizer)
+    lr = None if keyword is None else settings.hyperparameters.get(
+        keyword, optimizers.default_learning_rate(settings.optimizer))
+    seed = settings.seed
     model = build_model(spec, seed)
     data = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     batches = Batches(data, batch_size, seed, per_row_inputs(spec))

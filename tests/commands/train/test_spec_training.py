@@ -8,13 +8,8 @@ import pytest
 
 from graphcore import errors, serializers, spec
 from graphcore.commands.run import run_report
-from graphcore.commands.train.steps import (
-    Batches,
-    NoLossError,
-    TrainingOptionError,
-    make_optimizer,
-    train_spec,
-)
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import Batches, NoLossError, train_spec
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 
@@ -110,7 +105,11 @@ def test_bad_options_are_typed_errors():
         train_spec(s, steps=1, lr=0.0)
     with pytest.raises(TrainingOptionError, match="steps"):
         train_spec(s, steps=0)
-    assert make_optimizer("adam")[1] == 0.001 and make_optimizer("sgd", 0.5)[1] == 0.5
+    assert train_spec(s, steps=1).lr == 0.001 and train_spec(s, steps=1, optimizer="sgd",
+                                                               lr=0.5).lr == 0.5
+    with pytest.raises(TrainingOptionError, match="optimizer adadelta has no learning rate"):
+        train_spec(s, steps=1, optimizer="adadelta", lr=0.1)
+    assert train_spec(s, steps=1, optimizer="adadelta").lr is None  # one table: accepted
 
 
 def test_a_spec_without_a_loss_cannot_be_trained():
