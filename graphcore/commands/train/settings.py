@@ -43,7 +43,7 @@ class TrainSettings:
     hyperparameters: dict[str, float] = field(default_factory=dict)
     metrics: tuple[str, ...] = ()
     early_stopping: dict[str, Any] | None = None
-    checkpoint_every: int = 1
+    checkpoint_every: int | None = 1  # epochs; None: a checkpoint only when interrupted
     log_every: int | None = None
     mode: str = "dynamic"
 
