@@ -89,10 +89,3 @@ def run(args: list[str] | None = None) -> int:
     except SystemExit as e:  # Rich and Click end a broken help page with exit(1)
         code = e.code if isinstance(e.code, int) else FAILURE
     return stdout.finish(code if isinstance(code, int) else OK)
-
-
-def main() -> None:
-    """The process entry (``cli.entry.main`` sets up signals and streams first)."""
-    from cli.entry import main as entry_main
-
-    entry_main()

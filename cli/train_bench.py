@@ -19,10 +19,10 @@ from graphcore.commands.bench_train import (
     TrainBenchResult,
     bench_training,
 )
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.spec import Spec
 
-SCHEMA_VERSION = 1
 ARTIFACT = "bench_train"
 
 

@@ -21,7 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cli import files, output, stdout, workflow
 from cli.errors import CANT_CREATE, INTERRUPTED, NO_INPUT, USAGE, CliError
-from graphcore import serializers
+from graphcore import optimizers, serializers
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.commands.train import run_lock
 from graphcore.commands.train.batching_choice import ROUNDS, BatchingChoice
 from graphcore.commands.train.session import (
@@ -34,7 +35,6 @@ from graphcore.commands.train.session import (
     settings_for,
 )
 from graphcore.errors import SerializationError
-from graphcore.language.validate_workflow import OPTIMIZER_CLASSES
 from graphcore.spec import Spec
 
 DEFAULT_OUT_DIR = "outputs"  # train's --out-dir default
@@ -90,7 +90,7 @@ class RunOptions:
         """The options the checkpoint at ``path`` keeps (none given: an empty set)."""
         stored = recorded_command(path).get("options", {})
         kinds = {"epochs": _positive, "steps": _positive, "batch_size": _positive,
-                 "optimizer": lambda v: v in OPTIMIZER_CLASSES,
+                 "optimizer": lambda v: v in optimizers.BY_NAME,
                  "lr": lambda v: isinstance(v, int | float) and not isinstance(v, bool)
                  and math.isfinite(v) and v > 0,
                  "shuffle": lambda v: isinstance(v, bool),
@@ -378,8 +378,6 @@ def _rows(arrays: Mapping[str, Any]) -> int:
 
 
 def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome) -> dict[str, Any]:
-    from graphcore.commands.run import SCHEMA_VERSION
-
     s = session.settings
     log = [{_friendly(k): v for k, v in entry.items()} for entry in outcome.log]
     return {

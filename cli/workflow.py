@@ -11,6 +11,7 @@ from typing import Any
 
 from cli import specs
 from cli.errors import USAGE, CliError, Terminated
+from graphcore.interpreter.params_file import load_params as load_checked
 from graphcore.language.validate_workflow import use_data_file
 from graphcore.spec import Spec
 
@@ -33,8 +34,6 @@ def load_params(path: Path, model: Any) -> None:
     against the spec's model as ``run --params`` checks them (every key, every declared
     shape: a file must never silently change the model); a path that is not a readable
     file is exit 66 at once."""
-    from graphcore.interpreter.params_file import load_params as load_checked
-
     specs.require_readable(path, "--params ")
     load_checked(path, model)
 

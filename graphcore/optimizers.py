@@ -15,7 +15,9 @@ every parameter while ``param.update_rule.hyperparam.lr = 0`` changes just one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from graphcore.attributes import Attr, check_arguments
@@ -290,3 +292,37 @@ class Adam(Optimizer):
     def lr(self) -> float:
         """The bias-corrected step size of the latest update: ``alpha * sqrt(1-b2^t)/(1-b1^t)``."""
         return adam_lr(self.hyperparam, self.t)
+
+
+# --- by name: a spec's `train: {optimizer:}`, `--optimizer`, a sweep's train.optimizer ----------
+
+BY_NAME: Mapping[str, type[Optimizer]] = MappingProxyType({
+    "sgd": SGD, "momentum": MomentumSGD, "momentum_sgd": MomentumSGD, "nesterov": NesterovAG,
+    "adagrad": AdaGrad, "rmsprop": RMSprop, "adadelta": AdaDelta, "adam": Adam})
+
+
+def _parameters(name: str) -> Mapping[str, inspect.Parameter]:
+    return inspect.signature(BY_NAME[name].__init__).parameters
+
+
+def hyperparameters(name: str) -> tuple[str, ...]:
+    """The keyword arguments optimizer ``name`` takes (``lr`` also names Adam's ``alpha``)."""
+    names = tuple(p for p in _parameters(name) if p != "self")
+    return names + ("lr",) if "alpha" in names and "lr" not in names else names
+
+
+def learning_rate_keyword(name: str) -> str | None:
+    """The hyperparameter that is optimizer ``name``'s learning rate: ``lr``, ``alpha`` for
+    Adam (Chainer's name), None for AdaDelta (it has none). ``train: {lr: X}``, ``--lr X`` and
+    a sweep's ``train.lr=X`` all set this one."""
+    params = _parameters(name)
+    if "lr" in params:
+        return "lr"
+    return "alpha" if "alpha" in params else None
+
+
+def default_learning_rate(name: str) -> float | None:
+    """Optimizer ``name``'s learning rate when none is given (its class's default: Chainer's);
+    None for an optimizer without one."""
+    keyword = learning_rate_keyword(name)
+    return None if keyword is None else float(_parameters(name)[keyword].default)

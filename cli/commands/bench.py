@@ -31,9 +31,8 @@ from graphcore.commands.bench import (
     batched_spec,
     bench_specs,
 )
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.spec import Spec
-
-SCHEMA_VERSION = 1
 
 
 class Format(StrEnum):

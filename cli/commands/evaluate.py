@@ -11,6 +11,7 @@ import typer
 from cli import output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.commands.train.data import SpecData, check_labels
 from graphcore.commands.train.session import (
     TrainingOptionError,
@@ -57,8 +58,6 @@ def evaluate(
         raise CliError(str(e), USAGE, at=e.loc) from None
     count = len(next(iter(rows.values())))
     if json_out:
-        from graphcore.commands.run import SCHEMA_VERSION
-
         output.emit_json({"schema_version": SCHEMA_VERSION, "spec": loaded.name,
                           "params": str(params), "data": which, "rows": count, **result})
         return

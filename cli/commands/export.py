@@ -11,6 +11,9 @@ import typer
 from cli import files, output, specs
 from cli.errors import UNAVAILABLE, CliError, command
 from cli.options import plugin_option
+from graphcore.interpreter.params_file import load_params
+from graphcore.onnx import export_spec
+from graphcore.spec import build_model, make_inputs
 
 INSTALL_HINT = "pip install -e '.[onnx]' (the onnx and onnxruntime packages)"
 
@@ -35,10 +38,6 @@ def export(
     except ImportError:
         raise CliError("exporting to ONNX needs the onnx package", UNAVAILABLE,
                        hint=INSTALL_HINT) from None
-    from graphcore.interpreter.params_file import load_params
-    from graphcore.onnx import export_spec
-    from graphcore.spec import build_model, make_inputs
-
     if out is not None:
         files.check_output(out)
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from cli.options import plugin_option
 from graphcore.batching.analysis import reads
 from graphcore.commands.train.data import no_batched_input, require_rows
 from graphcore.commands.train.session import TrainingOptionError, batched_inputs, predict_arrays
+from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import build_model
 from graphcore.language.syntax import PREVIOUS, OpStep, walk_steps
 
@@ -49,8 +51,6 @@ def predict(
     if not loaded.outputs:
         raise CliError(f"spec '{loaded.name}' declares no outputs to predict", USAGE)
     graph_only = _without_loss(loaded)
-    from graphcore.inputs.make import make_inputs
-
     seed = loaded.seed if seed is None else seed
     arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides,
                          max_elements=loaded.max_elements)
@@ -91,8 +91,6 @@ def predict(
 
 
 def _print(text: str) -> None:
-    import sys
-
     sys.stdout.write(text)
     sys.stdout.flush()
 

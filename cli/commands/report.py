@@ -46,6 +46,7 @@ T = TypeVar("T")
 
 @command
 def report(
+    ctx: typer.Context,
     spec: str = typer.Argument(..., help="Spec file."),
     with_train: bool = typer.Option(False, "--train", help="Show training curves (runs "
                                     "`graphtool train` when train.csv is missing)."),
@@ -71,18 +72,18 @@ def report(
                                       folder / "ir.optimized.txt")
     run = _fresh_artifact(run_json, parse_run_json, spec_time)
     if run is None or "static" not in run or not _readable_ir(ir_txt, ir_optimized, spec_time):
-        if _invoke(["run", spec, *plugged, "--mode", "static", "--out-dir", out_dir,
+        if _invoke(ctx, ["run", spec, *plugged, "--mode", "static", "--out-dir", out_dir,
                     "-q"]) != 0:
             notes.append("static mode could not run this spec; the page shows the dynamic run")
-            _require(_invoke(["run", spec, *plugged, "--out-dir", out_dir, "-q"]))
+            _require(_invoke(ctx, ["run", spec, *plugged, "--out-dir", out_dir, "-q"]))
     bench_json = folder / "bench.json"
     if with_bench and _fresh_artifact(bench_json, parse_bench_json, spec_time) is None:
-        if _invoke(["bench", spec, *plugged, "--batch", BENCH_BATCHES, "--out-dir", out_dir,
+        if _invoke(ctx, ["bench", spec, *plugged, "--batch", BENCH_BATCHES, "--out-dir", out_dir,
                     "-q"]) != 0 or not bench_json.exists():
-            _require(_invoke(["bench", spec, *plugged, "--out-dir", out_dir, "-q"]))
+            _require(_invoke(ctx, ["bench", spec, *plugged, "--out-dir", out_dir, "-q"]))
     train_csv = folder / "train.csv"
     if with_train and _fresh_artifact(train_csv, parse_train_csv, spec_time) is None:
-        _require(_invoke(["train", spec, *plugged, "--out-dir", out_dir, "-q"]))
+        _require(_invoke(ctx, ["train", spec, *plugged, "--out-dir", out_dir, "-q"]))
 
     problems: list[SpecError] = []  # every artifact's, said at once
 
@@ -205,13 +206,12 @@ def _readable_ir(ir_txt: Path, ir_optimized: Path, spec_time: float) -> bool:
                for path in (ir_txt, ir_optimized))
 
 
-def _invoke(args: list[str]) -> int:
-    """Run another graphtool command in this process, its stdout discarded (its messages on
-    stderr stay); its exit code."""
-    from cli.app import app  # the app imports this module
-
+def _invoke(ctx: typer.Context, args: list[str]) -> int:
+    """Run another graphtool command in this process, through the running command group (the
+    root of ``ctx``), its stdout discarded (its messages on stderr stay); its exit code."""
     with contextlib.redirect_stdout(io.StringIO()):
-        code = app(args=args, prog_name="graphtool", standalone_mode=False)
+        code = ctx.find_root().command.main(args=args, prog_name="graphtool",
+                                            standalone_mode=False)
     return code if isinstance(code, int) else 0
 
 

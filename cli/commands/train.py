@@ -25,21 +25,18 @@ from cli import files, output, train_workflow, workflow
 from cli.commands.run import pad_refusal
 from cli.errors import USAGE, CliError, command
 from cli.options import Batching, Mode, parse_passes, passes_option, plugin_option
-from graphcore import serializers
-from graphcore.commands.train.steps import (
-    DEFAULT_LR,
-    OPTIMIZERS,
-    TrainingOptionError,
-    TrainResult,
-    train_spec,
-)
-from graphcore.language.validate_workflow import OPTIMIZER_CLASSES
+from graphcore import optimizers, serializers
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import TrainResult, train_spec
 
 TABLE_ROWS = 10  # the loss table shows about this many steps: the first, every k-th, the last
 
 
 
-WorkflowOptimizer = StrEnum("WorkflowOptimizer", {name: name for name in OPTIMIZER_CLASSES})
+OptimizerName = StrEnum("OptimizerName", {name: name for name in optimizers.BY_NAME})
+LR_DEFAULTS = ", ".join(f"{name} {optimizers.default_learning_rate(name):g}"
+                        for name in optimizers.BY_NAME
+                        if optimizers.learning_rate_keyword(name) is not None)
 
 
 @command
@@ -60,10 +57,10 @@ def train(
                                         "spec's, true)."),
     params: Path | None = typer.Option(None, "--params", help="Start from these parameters "
                                        "(.npz)."),
-    optimizer: WorkflowOptimizer | None = typer.Option(None, "--optimizer",
-                                                       help="Update rule (default adam)."),
-    lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: " + ", ".join(
-        f"{name} {rate:g}" for name, rate in DEFAULT_LR.items()) + ")."),
+    optimizer: OptimizerName | None = typer.Option(None, "--optimizer",
+                                                   help="Update rule (default adam)."),
+    lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: "
+                                    f"{LR_DEFAULTS}; adadelta has none)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
                                           help="Examples per step (default: all the data)."),
     mode: Mode | None = typer.Option(None, "--mode", help="Execution mode: dynamic (the "
@@ -112,10 +109,7 @@ def train(
     if params is not None or shuffle is not None:
         raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
                        "with a `data:` or `train:` section", USAGE)
-    if optimizer is not None and optimizer.value not in OPTIMIZERS:
-        raise CliError(f"--optimizer {optimizer.value} applies to specs with a `train:` "
-                       f"section; here choose one of {', '.join(OPTIMIZERS)}", USAGE)
-    optimizer = optimizer or WorkflowOptimizer.adam
+    optimizer = optimizer or OptimizerName.adam
     steps = 100 if steps is None else steps
     with _progress(steps, quiet) as on_step:
         try:
@@ -173,8 +167,9 @@ def _progress(steps: int, quiet: bool) -> Iterator[Callable[[int, float], None] 
 def _render(result: TrainResult) -> None:
     console = output.stdout_console()
     batch = "all" if result.batch_size is None else str(result.batch_size)
+    rate = "" if result.lr is None else f" lr {result.lr:g}"
     console.print(f"{result.spec.name}  mode {result.mode}  seed {result.seed}  "
-                  f"{result.optimizer} lr {result.lr:g}  {result.steps} steps  batch {batch}")
+                  f"{result.optimizer}{rate}  {result.steps} steps  batch {batch}")
     t = output.table("step", "loss", console=console)
     for step in table_steps(result.steps):
         t.add_row(str(step), f"{result.losses[step - 1]:.6g}")

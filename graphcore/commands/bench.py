@@ -43,6 +43,8 @@ from graphcore.interpreter.parameters import build_model
 from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 from graphcore.profiling import ProfileReport, profile_ops
+from graphcore.spec_static.runner import StaticSpecRunner
+from graphcore.static.passes import select
 
 MODES = ("dynamic", "static")
 BASELINE_MODE = "dynamic"
@@ -97,7 +99,7 @@ class BenchResult:
     def to_dict(self) -> dict[str, Any]:
         """Flat measurements (what CSV rows hold) plus ``passes`` (a list, None in dynamic
         mode) and ``profile`` (a nested table or None)."""
-        total = _stats(self.total_ms)
+        total = timing_stats(self.total_ms)
         doc: dict[str, Any] = {
             "spec": self.spec, "mode": self.mode, "batch": self.batch, "seed": self.seed,
             "repeat": self.repeat, "warmup": self.warmup, "examples": self.examples,
@@ -105,7 +107,7 @@ class BenchResult:
             "iqr_ms": total["iqr"],
         }
         for phase, samples in (("forward", self.forward_ms), ("backward", self.backward_ms)):
-            stats = _stats(samples)
+            stats = timing_stats(samples)
             doc.update({f"{phase}_{k}_ms": stats[k] for k in ("median", "min", "max")})
         doc["compile_ms"] = None if self.compile_ms is None else round(self.compile_ms, DIGITS)
         doc["speedup"] = self.speedup
@@ -156,7 +158,7 @@ def bench_specs(specs: Sequence[Spec], modes: Sequence[str] = MODES,
     plans = [(s, batched_spec(s, b)) for s in specs for b in (batches or [None])]
     per_run = warmup + repeat + 1 + (repeat if profile else 0)
     total = len(plans) * len(modes) * per_run
-    counter = _Counter(total, progress)
+    counter = StepCounter(total, progress)
     results = []
     for original, variant in plans:
         run_seed = original.seed if seed is None else seed
@@ -240,8 +242,6 @@ class _Static:
 
     def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
                  passes: Sequence[str] | None = None, batching: str = "auto") -> None:
-        from graphcore.spec_static.runner import StaticSpecRunner
-
         self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
         self.model = build_model(spec, seed)
         self.runner = StaticSpecRunner(spec, self.model, passes=passes)
@@ -263,7 +263,7 @@ RUNNERS = {"dynamic": _Dynamic, "static": _Static}
 
 
 def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat: int,
-                warmup: int, profile: bool, counter: _Counter,
+                warmup: int, profile: bool, counter: StepCounter,
                 passes: Sequence[str] | None = None, batching: str = "auto") -> BenchResult:
     runner = RUNNERS[mode](spec, inputs, seed, passes, batching)
     where = f"{spec.name} {mode}" + ("" if leading_axis(spec) is None
@@ -294,7 +294,7 @@ def _bench_mode(spec: Spec, inputs: dict[str, Any], mode: str, seed: int, repeat
 
 
 def _batching(result: BenchResult, last: RunResult, per_example, warmup: int, repeat: int,
-              counter: _Counter) -> None:
+              counter: StepCounter) -> None:
     """When the examples ran batched: groups, padding, and the per-example run timed too."""
     info = last.batching
     if info and info.get("pad_refused"):
@@ -354,8 +354,6 @@ def _set_speedups(group: list[BenchResult]) -> None:
 def _check_options(modes: Sequence[str], batches: Sequence[int] | None, repeat: int,
                    warmup: int, passes: Sequence[str] | None = None) -> None:
     if passes is not None:
-        from graphcore.static.passes import select
-
         try:
             select(passes)
         except ValueError as e:
@@ -377,13 +375,16 @@ def _check_options(modes: Sequence[str], batches: Sequence[int] | None, repeat: 
         raise BenchOptionError("a batch size is listed twice")
 
 
-def _stats(samples: Sequence[float]) -> dict[str, float]:
+def timing_stats(samples: Sequence[float]) -> dict[str, float]:
+    """Median, min, max and interquartile range of timings (ms), rounded to ``DIGITS``."""
     q1, median, q3 = np.percentile(samples, [25, 50, 75])
     return {"median": round(float(median), DIGITS), "min": round(min(samples), DIGITS),
             "max": round(max(samples), DIGITS), "iqr": round(float(q3 - q1), DIGITS)}
 
 
-class _Counter:
+class StepCounter:
+    """Counts the timed runs done of ``total`` and tells ``progress`` after each."""
+
     def __init__(self, total: int, progress: Progress | None) -> None:
         self.done, self.total, self.progress = 0, total, progress
 

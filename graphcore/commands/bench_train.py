@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from graphcore.commands.bench import DIGITS, MODES, Progress, _Counter, _stats
+from graphcore.commands.bench import DIGITS, MODES, Progress, StepCounter, timing_stats
 from graphcore.commands.train.batching_choice import candidates
 from graphcore.commands.train.session import TrainingSession, load_spec_data, settings_for
 from graphcore.errors import GraphcoreError
@@ -83,7 +83,7 @@ class TrainBenchResult:
         return (self.steps_per_epoch * self.mean_ms + (self.epoch_work_ms or 0.0)) / 1e3
 
     def to_dict(self) -> dict[str, Any]:
-        stats = _stats(self.step_ms)
+        stats = timing_stats(self.step_ms)
         return {
             "spec": self.spec, "mode": self.mode, "batching": self.batching,
             "batch_size": self.batch_size, "seed": self.seed, "repeat": self.repeat,
@@ -150,7 +150,7 @@ def bench_training(specs: Sequence[Spec], modes: Sequence[str] = MODES,
     timed = {key: repeat or max(1, int(np.ceil(n))) for key, n in per_epoch.items()}
     total = sum((warmup + timed[(id(s), size)]) * len(modes) * len(chosen)
                 for s, _, size, chosen, _ in plans)
-    counter = _Counter(total, progress)
+    counter = StepCounter(total, progress)
     results, notes = [], []
     for spec, data, size, chosen, spec_notes in plans:
         notes += spec_notes
@@ -164,7 +164,7 @@ def bench_training(specs: Sequence[Spec], modes: Sequence[str] = MODES,
 
 def _bench_one(spec: Spec, data: Any, mode: str, batching: str | None, batch_size: int,
                repeat: int, warmup: int, seed: int | None, passes: Sequence[str] | None,
-               steps_per_epoch: float, counter: _Counter) -> TrainBenchResult:
+               steps_per_epoch: float, counter: StepCounter) -> TrainBenchResult:
     timed_end = warmup + repeat
     ends = [i for i in range(1, timed_end + int(np.ceil(steps_per_epoch)) + 1)
             if _ends_epoch(i, batch_size, data.rows)]
@@ -220,7 +220,7 @@ class _Clock:
     """The last extension of each iteration: the time since the last one ended, the step's
     loss, and the static runner's counts when the warm-up ends."""
 
-    def __init__(self, session: TrainingSession, warmup: int, repeat: int, counter: _Counter,
+    def __init__(self, session: TrainingSession, warmup: int, repeat: int, counter: StepCounter,
                  where: str) -> None:
         self.session, self.warmup, self.repeat = session, warmup, repeat
         self.counter, self.where = counter, where

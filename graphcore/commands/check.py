@@ -49,12 +49,15 @@ import numpy as np
 
 from graphcore.batching.run import run_spec
 from graphcore.commands.kinks import SAMPLES, Kink, locate_kinks, record, slopes
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.commands.train.steps import require_loss
 from graphcore.config import no_backprop_mode
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.calls import loss_function
 from graphcore.interpreter.parameters import SpecModel, build_model, seeded
 from graphcore.language.syntax import Spec
+from graphcore.spec_static.runner import StaticSpecRunner
+from graphcore.static.passes import select
 from graphcore.variable import Parameter
 
 EPS = 1e-6
@@ -126,8 +129,6 @@ class CheckReport:
         return [p for p in self.params if p.verdict == verdict]
 
     def to_dict(self, mode: str = "dynamic") -> dict[str, Any]:
-        from graphcore.commands.run import SCHEMA_VERSION
-
         counts = {v: len(self.with_verdict(v)) for v in VERDICTS}
         rows = None if self.rows is None else {"checked": self.rows[0], "of": self.rows[1]}
         return {"schema_version": SCHEMA_VERSION, "spec": self.spec.name, "seed": self.seed,
@@ -154,8 +155,6 @@ def check_spec(spec: Spec, seed: int | None = None,
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if mode == "static":
-        from graphcore.static.passes import select
-
         select(passes)  # an unknown pass fails before anything runs
     require_loss(spec, "differentiate")
     seed = spec.seed if seed is None else seed
@@ -309,8 +308,6 @@ class _Loss:
         """Backward's gradients (define-by-run's or, in static mode, the compiled plan's) at
         the parameters' current values into their ``grad``; returns the loss."""
         if self.mode == "static":
-            from graphcore.spec_static.runner import StaticSpecRunner
-
             # A fresh runner: its plan is traced at these parameter values.
             runner = StaticSpecRunner(self.spec, self.model, passes=self.passes)
             result = runner.run(self.inputs, seed=self.seed)  # seeds seed + 1, as below

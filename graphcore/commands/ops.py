@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphcore.function_node import Attr
+from graphcore.language.layers import LAYERS
 from graphcore.registry import all_ops
 
 
@@ -38,8 +39,6 @@ def _first_line(doc: str | None) -> str:
 
 def catalog() -> dict[str, Any]:
     """``{"ops": [...]}``, sorted by name; layers (parameterized) and ops (stateless) alike."""
-    from graphcore.language.layers import LAYERS
-
     entries = []
     for name, op in all_ops().items():
         if name in LAYERS:

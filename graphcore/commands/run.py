@@ -31,14 +31,17 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.batching.run import run_spec
+from graphcore.commands.schema import SCHEMA_VERSION
 from graphcore.config import using_config
+from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import SpecModel, build_model
 from graphcore.interpreter.params_file import load_params
 from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
+from graphcore.spec_static.runner import StaticSpecRunner
+from graphcore.static.passes import select
 from graphcore.variable import Variable
 
-SCHEMA_VERSION = 1
 MODES = ("dynamic", "static")
 
 
@@ -175,14 +178,10 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
     ``passes`` selects the passes as ``graphcore.static.passes.select`` reads them, e.g.
     ``["-fuse"]``; an unknown name raises ``ValueError``). ``batching``: how per-example runs
     are batched (auto, pad, off; ``spec.batching``)."""
-    from graphcore.spec import make_inputs, run_spec
-
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
     runner = None
     if mode == "static":
-        from graphcore.static.passes import select
-
         select(passes)  # an unknown pass fails before anything runs
     seed = spec.seed if seed is None else seed
     model = build_model(spec, seed)
@@ -190,8 +189,6 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
     if params_file is not None:
         load_params(params_file, model)
     if mode == "static":
-        from graphcore.spec_static.runner import StaticSpecRunner
-
         runner = StaticSpecRunner(spec, model, passes=passes)
         result = runner.run(inputs, seed=seed, batching=batching)
     else:

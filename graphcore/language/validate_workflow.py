@@ -14,7 +14,6 @@ Every data-fed input has a named leading axis (``batch``): one spec runs on any 
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 from pathlib import Path
@@ -28,12 +27,6 @@ from graphcore.language.yaml_source import LMap
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
 COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
                "whole_batch")
-OPTIMIZER_CLASSES: dict[str, type[optimizers.Optimizer]] = {
-    "sgd": optimizers.SGD, "momentum": optimizers.MomentumSGD,
-    "momentum_sgd": optimizers.MomentumSGD, "nesterov": optimizers.NesterovAG,
-    "adagrad": optimizers.AdaGrad, "rmsprop": optimizers.RMSprop,
-    "adadelta": optimizers.AdaDelta, "adam": optimizers.Adam,
-}
 METRICS = ("accuracy", "mse", "mae")
 TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "lr", "metrics",
               "early_stopping", "checkpoint_every", "log_every")
@@ -50,23 +43,6 @@ def use_data_file(spec: Any, path: str) -> None:
     spec.data.file = absolute
     for column in spec.data.columns.values():
         column.file = absolute
-
-
-def optimizer_hyperparameters(name: str) -> tuple[str, ...]:
-    """The keyword arguments optimizer ``name`` takes (``lr`` also names Adam's ``alpha``)."""
-    params = inspect.signature(OPTIMIZER_CLASSES[name].__init__).parameters
-    names = tuple(p for p in params if p != "self")
-    return names + ("lr",) if "alpha" in names and "lr" not in names else names
-
-
-def learning_rate_keyword(name: str) -> str | None:
-    """The hyperparameter that is optimizer ``name``'s learning rate: ``lr``, ``alpha`` for
-    Adam (Chainer's name), None for AdaDelta (it has none). ``train: {lr: X}``, ``--lr X`` and
-    a sweep's ``train.lr=X`` all set this one."""
-    params = inspect.signature(OPTIMIZER_CLASSES[name].__init__).parameters
-    if "lr" in params:
-        return "lr"
-    return "alpha" if "alpha" in params else None
 
 
 def _learning_rate_hint(key: str) -> str | None:
@@ -250,17 +226,17 @@ class WorkflowReader:
         else:
             self.error(node.loc, "optimizer must be a name (adam) or {name: adam, alpha: 0.01}")
             return
-        if name not in OPTIMIZER_CLASSES:
+        if name not in optimizers.BY_NAME:
             self.error(name_loc, f"unknown optimizer {name!r}; choose from "
-                       f"{', '.join(OPTIMIZER_CLASSES)}",
-                       did_you_mean(str(name), OPTIMIZER_CLASSES))
+                       f"{', '.join(optimizers.BY_NAME)}",
+                       did_you_mean(str(name), optimizers.BY_NAME))
             return
-        allowed = optimizer_hyperparameters(name)
+        allowed = optimizers.hyperparameters(name)
         for key, number in hyper.items():
             where = node.key_loc(key)
             if key not in allowed:
                 hint = did_you_mean(key, allowed)
-                if learning_rate_keyword(name) is None and (
+                if optimizers.learning_rate_keyword(name) is None and (
                         key == "lr" or _learning_rate_hint(key)):
                     hint = f"{name} has no learning rate: it adapts its steps from rho and eps"
                 elif _learning_rate_hint(key):
@@ -274,7 +250,7 @@ class WorkflowReader:
         spec.optimizer = name
         spec.hyperparameters = {k: float(v) for k, v in hyper.items() if k in allowed
                                 and isinstance(v, int | float) and not isinstance(v, bool)}
-        keyword = learning_rate_keyword(name)
+        keyword = optimizers.learning_rate_keyword(name)
         if keyword != "lr" and "lr" in spec.hyperparameters:  # Adam's lr is its alpha
             rate = spec.hyperparameters.pop("lr")
             if spec.hyperparameters.setdefault(keyword, rate) != rate:
@@ -294,9 +270,10 @@ class WorkflowReader:
             self.error(node["lr"].loc, f"lr must be a positive number, got "
                        f"{self.show(node['lr'])}")
             return
-        keyword = learning_rate_keyword(spec.optimizer)
+        keyword = optimizers.learning_rate_keyword(spec.optimizer)
         if keyword is None:
-            having = [n for n in OPTIMIZER_CLASSES if learning_rate_keyword(n) is not None]
+            having = [n for n in optimizers.BY_NAME
+                      if optimizers.learning_rate_keyword(n) is not None]
             self.error(node.key_loc("lr"), f"train: optimizer {spec.optimizer} has no "
                        "learning rate for lr to set", f"remove lr, or choose an optimizer "
                        f"that has one: {', '.join(having)}")

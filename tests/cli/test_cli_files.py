@@ -232,7 +232,7 @@ def slow_replace(src, dst):
     return real_replace(src, dst)
 os.replace = slow_replace
 sys.argv = ["graphtool"] + sys.argv[1:]
-from cli.app import main
+from cli.entry import main
 main()
 """
 

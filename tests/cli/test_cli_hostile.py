@@ -38,7 +38,7 @@ INTERNAL, TIMEOUT = 70, "timeout"
 SERVER = r"""
 import json, os, signal, sys
 sys.path.insert(0, sys.argv[1])
-from cli.app import main
+from cli.entry import main
 limit = int(sys.argv[2])
 for line in sys.stdin:
     job = json.loads(line)

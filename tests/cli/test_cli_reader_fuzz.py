@@ -47,7 +47,7 @@ ALLOWED_CODES = {0, 1, 2, 65, 66}  # ok, failed run, usage, bad data, unreadable
 SERVER = r"""
 import json, os, signal, sys
 sys.path.insert(0, sys.argv[1])
-from cli.app import main
+from cli.entry import main
 limit = int(sys.argv[2])
 for line in sys.stdin:
     job = json.loads(line)

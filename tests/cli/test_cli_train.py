@@ -139,6 +139,22 @@ def test_every_optimizer_lowers_the_loss(name, tmp_path):
     assert losses[-1] < losses[0]
 
 
+def test_a_plain_spec_takes_every_optimizer_a_train_section_takes(tmp_path):
+    """One optimizer table: `--optimizer adadelta` (no learning rate) and `momentum_sgd` were
+    refused for specs without `train:`."""
+    result = train(SPECS / "residual_mlp.yaml", "--steps", "3", "--optimizer", "adadelta",
+                   "--json", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["optimizer"], doc["lr"], len(doc["losses"])) == ("adadelta", None, 3)
+    result = train(SPECS / "residual_mlp.yaml", "--steps", "3", "--optimizer", "momentum_sgd",
+                   "--json", "--out-dir", tmp_path)
+    assert result.exit_code == 0 and json.loads(result.stdout)["lr"] == 0.01, result.stderr
+    result = train(SPECS / "residual_mlp.yaml", "--steps", "3", "--optimizer", "adadelta",
+                   "--lr", "0.1", "--out-dir", tmp_path)
+    assert result.exit_code == 2 and "optimizer adadelta has no learning rate" in result.stderr
+
+
 LR_DATA_SPEC = """graphtool: 1
 name: lr_line
 data:

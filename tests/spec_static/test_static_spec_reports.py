@@ -10,7 +10,8 @@ import pytest
 from graphcore import spec as gspec
 from graphcore.commands.bench import BenchOptionError, bench_spec
 from graphcore.commands.run import run_report
-from graphcore.commands.train.steps import TrainingOptionError, train_spec
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import train_spec
 from graphcore.commands.viz.draw import draw_spec, draw_stages
 from graphcore.language.loader import load_spec_file
 

@@ -16,7 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from graphcore import errors
+from graphcore.commands.bench import MODES, BenchOptionError, bench_spec
+from graphcore.commands.check import NOT_CHECKED, SKIPPED, check_spec
+from graphcore.commands.run import run_report
 from graphcore.commands.sweep.tasks import SweepFiles, SweepTask
+from graphcore.commands.train.session import (
+    TrainingSession,
+    evaluate_arrays,
+    load_spec_data,
+    settings_for,
+)
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import train_spec
 from graphcore.errors import MAX_MESSAGE, clip_message
 from graphcore.files.atomic import write_atomic
 from graphcore.language.loader import load_spec_text
@@ -62,13 +73,9 @@ def run_point(task: SweepTask, files: SweepFiles | None = None) -> dict[str, Any
 
 def classify(exc: BaseException) -> tuple[int, str, str]:
     """The exit code ``graphtool`` gives for ``exc``, its class and a one-line message."""
-    from graphcore.commands.bench import BenchOptionError
-    from graphcore.commands.train.settings import TrainingOptionError as WorkflowOptionError
-    from graphcore.commands.train.steps import TrainingOptionError
-
     if isinstance(exc, errors.SpecErrors | errors.SpecError):
         return 65, "bad spec", exc.render().splitlines()[0]
-    if isinstance(exc, TrainingOptionError | WorkflowOptionError | BenchOptionError):
+    if isinstance(exc, TrainingOptionError | BenchOptionError):
         return 2, "usage", str(exc)
     if isinstance(exc, errors.SpecRuntimeError):
         return 1, "runtime", exc.render().splitlines()[0]
@@ -104,8 +111,6 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
     if task.command == "train" and (spec.data is not None or spec.train is not None):
         return _train_workflow(spec, settings, overrides, seed, mode, scratch / "train")
     if task.command == "train":
-        from graphcore.commands.train.steps import train_spec
-
         lr = settings.get("train.lr")
         batch = settings.get("train.batch_size")
         result = train_spec(spec, steps=int(settings.get("train.steps", 100)),
@@ -115,23 +120,17 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
                             input_overrides=overrides, mode=mode)
         return _figures(result.to_dict())
     if task.command == "run":
-        from graphcore.commands.run import run_report
-
         report = run_report(spec, seed=seed, input_overrides=overrides, mode=mode)
         doc = report.to_dict()
         figures = {"loss": doc.get("loss"), "all_finite": int(report.all_finite())}
         return {k: v for k, v in figures.items() if v is not None}
     if task.command == "check":
-        from graphcore.commands.check import NOT_CHECKED, SKIPPED, check_spec
-
         report = check_spec(spec, seed=seed, input_overrides=overrides, mode=mode)
         worst = max((p.rel_error for p in report.params  # of the comparisons that judged
                      if p.verdict not in (NOT_CHECKED, SKIPPED)), default=0.0)
         return _figures({"ok": int(report.ok), "loss": report.loss,
                          "failures": len(report.failures()), "max_rel_error": worst})
     if task.command == "bench":
-        from graphcore.commands.bench import MODES, bench_spec
-
         if overrides:
             raise errors.GraphcoreError("bench times generated inputs; --input does not apply")
         batch = settings.get("bench.batch")
@@ -156,13 +155,6 @@ def _train_workflow(spec: Spec, settings: Mapping[str, str], overrides: Mapping[
     (``validation_<metric>``) over the validation rows, in evaluation mode, as ``graphtool
     evaluate --params`` reports them for the trained parameters; ``best.value``/``best.epoch``
     of the metric ``best.npz`` follows; ``epoch``, ``step`` and ``stopped_early``."""
-    from graphcore.commands.train.session import (
-        TrainingSession,
-        evaluate_arrays,
-        load_spec_data,
-        settings_for,
-    )
-
     def number(key: str, kind: type) -> Any:
         return None if key not in settings else kind(settings[key])
 

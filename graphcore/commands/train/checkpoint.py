@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from graphcore.commands.train.session import TrainingSession
     from graphcore.interpreter.parameters import SpecModel
 
-
 def contents(session: TrainingSession) -> bytes:
     """The checkpoint of ``session`` as it stands, as the bytes of an ``.npz`` file."""
     buffer = io.BytesIO()

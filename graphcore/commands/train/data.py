@@ -18,7 +18,9 @@ from graphcore.batching.run import run_spec
 from graphcore.commands.train.metrics import MetricError, metric_sums
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.config import no_backprop_mode, using_config
+from graphcore.inputs.data_files import read_data
 from graphcore.inputs.make import make_inputs
+from graphcore.interpreter.examples import per_row_inputs
 from graphcore.interpreter.parameters import SpecModel
 from graphcore.language.syntax import OpStep, Spec
 
@@ -38,7 +40,8 @@ class SpecData:
 
     @property
     def rows(self) -> int:
-        return _rows(self.train)
+        """Rows to batch over; 1 when nothing is batched (every input shared)."""
+        return _rows(self.train) if self.train else 1
 
 
 def _rows(arrays: Mapping[str, Array]) -> int:
@@ -93,13 +96,39 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
         validation = {k: _take(a, val_index) for k, a in rows.items()}
         rows = {k: _take(a, train_index) for k, a in rows.items()}
     elif v is not None and v.file is not None:
-        from graphcore.inputs.data_files import read_data
-
         fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
         validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc,
                                spec.max_elements)
     check_label_dtype(spec, arrays, validation)
     return SpecData(rows, validation, shared, train_index, val_index)
+
+
+def inputs_as_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
+                   stdin: BinaryIO | None = None) -> SpecData:
+    """A spec without ``data:`` trains on its own inputs (generated, or ``--input``), made as
+    ``graphtool run`` makes them; which of them are batched:
+
+    - sequence inputs (``lengths``: a list of examples) are batched over examples, with the
+      inputs that give each example its own row (a named leading axis, ``per_row_inputs``);
+      the other inputs are shared by every example, as in a plain run, and are left whole;
+    - otherwise the batch axis is the leading axis of the first input with one, and every input
+      whose leading axis has that same length (labels too) is batched along it; inputs of
+      another length (or scalars) are shared.
+
+    No input with an axis: nothing is batched (``rows`` is 1, every input shared)."""
+    arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    sequences = [k for k, v in arrays.items() if isinstance(v, list)]
+    if sequences:
+        total = len(arrays[sequences[0]])
+        batched = sequences + [k for k in per_row_inputs(spec) if k in arrays
+                               and k not in sequences and np.ndim(arrays[k]) >= 1
+                               and np.shape(arrays[k])[0] == total]  # others: refused when run
+    else:
+        first = next((v for v in arrays.values() if np.ndim(v) >= 1), None)
+        batched = [] if first is None else [
+            k for k, v in arrays.items() if np.ndim(v) >= 1 and v.shape[0] == first.shape[0]]
+    train = {k: arrays[k] for k in batched}
+    return SpecData(train, None, {k: v for k, v in arrays.items() if k not in train})
 
 
 def require_rows(spec: Spec, rows: Mapping[str, Array], verb: str) -> None:

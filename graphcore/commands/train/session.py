@@ -79,6 +79,7 @@ from graphcore.iterators import SerialIterator
 from graphcore.language.syntax import Spec
 from graphcore.reporter import report
 from graphcore.serialization import Saver, serialize_random_state
+from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.training import extension as ext
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_panels
@@ -159,6 +160,10 @@ class _SpecUpdater(StandardUpdater):
         self.seed = seed
         self.metrics = metrics
         self.report_metrics = report_metrics
+        # keep_last: the latest step's RunResult is kept (for its ``batching``) until the next
+        # step ends; off by default, so a step's graph is not alive while the next one runs
+        self.keep_last = False
+        self.last_result: Any = None
 
     def update_core(self) -> None:
         iterator = self._iterators["main"]
@@ -172,6 +177,8 @@ class _SpecUpdater(StandardUpdater):
             raise errors.SpecRuntimeError(f"training step {step}: {e.message}", e.file, e.line,
                                           e.col, e.source_line, e.length) from None
         optimizer.update()
+        if self.keep_last:
+            self.last_result = result
         values = {"loss": float(result.loss)}
         if self.report_metrics:
             for m in self.metrics:
@@ -235,7 +242,8 @@ class _Files(ext.Extension):
             if value is not None and np.isfinite(value) and (
                     self.best_value is None or s.better(value, self.best_value)):
                 self.best_value, self.best_epoch = float(value), int(entry["epoch"])
-                s.write(s.out / BEST, _model_bytes(s.model))
+                if s.keeps_files:  # compressing the parameters takes a while: not to discard
+                    s.write(s.out / BEST, _model_bytes(s.model))
             if s.on_epoch is not None:
                 s.on_epoch(dict(entry))
 
@@ -302,6 +310,7 @@ class TrainingSession:
         self.spec, self.settings, self.data = spec, settings, data
         self.static_runners: dict[str, Any] = {}
         self.out = Path(out_dir)
+        self.keeps_files = files
         self.writer = (writer or write_atomic) if files else _discard
         self.command = None if command is None else dict(command)
         self.identity = RunIdentity.of(spec, data)
@@ -313,7 +322,8 @@ class TrainingSession:
         self.optimizer = make_optimizer(settings)
         self.optimizer.setup(self.model)
         sequences = frozenset(k for k, v in data.train.items() if isinstance(v, list))
-        dataset = DictDataset(**data.train)
+        # nothing batched (inputs without an axis): every step takes the shared inputs whole
+        dataset = DictDataset(**data.train) if data.train else [{}]
         rng = np.random.RandomState(settings.seed)
         order = None if not settings.shuffle else _Sampler(rng)
         iterator = SerialIterator(dataset, settings.batch_size, shuffle=None if order else False,
@@ -342,7 +352,8 @@ class TrainingSession:
         self.watch = self._watched_metric()
         self.files = _Files(self)
         self.trainer.extend(self.files)
-        self.trainer.extend(_Checkpoint(self, settings.checkpoint_every))
+        if settings.checkpoint_every is not None:  # None: only on request_stop()
+            self.trainer.extend(_Checkpoint(self, settings.checkpoint_every))
         if on_step is not None:
             def progress(trainer: Any) -> None:
                 loss = trainer.observation.get("main/loss")
@@ -389,8 +400,6 @@ class TrainingSession:
         (its plan cache) in static mode."""
         runner = None
         if self.settings.mode == "static":
-            from graphcore.spec_static.runner import StaticSpecRunner
-
             runner = StaticSpecRunner(self.spec, self.model, passes=self.passes,
                                       loss_inputs=bool(self.settings.metrics))
             self.static_runners[batching] = runner
@@ -517,7 +526,7 @@ class TrainingSession:
         written = []
         if interrupted:
             written.append(self.save_checkpoint())
-        if self.epoch_log.log:
+        if self.epoch_log.log and self.keeps_files:  # drawing takes a while: not to discard
             with self.whole_files():
                 self.write(self.out / CURVES, self.curves_png())
         updater = self.trainer.updater

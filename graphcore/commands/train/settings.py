@@ -14,7 +14,6 @@ import numpy as np
 
 from graphcore import errors, optimizers
 from graphcore.language.syntax import Spec
-from graphcore.language.validate_workflow import OPTIMIZER_CLASSES, learning_rate_keyword
 
 DEFAULT_EPOCHS = 10
 DEFAULT_BATCH_SIZE = 32
@@ -44,7 +43,7 @@ class TrainSettings:
     hyperparameters: dict[str, float] = field(default_factory=dict)
     metrics: tuple[str, ...] = ()
     early_stopping: dict[str, Any] | None = None
-    checkpoint_every: int = 1
+    checkpoint_every: int | None = 1  # epochs; None: a checkpoint only when interrupted
     log_every: int | None = None
     mode: str = "dynamic"
 
@@ -88,9 +87,9 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
     if shuffle is not None:
         s.shuffle = shuffle
     if optimizer is not None and optimizer != s.optimizer:
-        if optimizer not in OPTIMIZER_CLASSES:
+        if optimizer not in optimizers.BY_NAME:
             raise TrainingOptionError(f"unknown optimizer {optimizer!r}; choose one of "
-                                      f"{', '.join(OPTIMIZER_CLASSES)}")
+                                      f"{', '.join(optimizers.BY_NAME)}")
         s.optimizer, s.hyperparameters = optimizer, {}
     given = lr is not None
     if not given and t is not None:
@@ -98,7 +97,7 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
     if lr is not None:
         if not lr > 0 or not np.isfinite(lr):
             raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-        keyword = learning_rate_keyword(s.optimizer)
+        keyword = optimizers.learning_rate_keyword(s.optimizer)
         if keyword is None:
             raise TrainingOptionError(f"optimizer {s.optimizer} has no learning rate" + (
                 "" if given else " (the spec's train: sets lr)"))
@@ -112,4 +111,5 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
 
 
 def make_optimizer(settings: TrainSettings) -> optimizers.Optimizer:
-    return OPTIMIZER_CLASSES[settings.optimizer](**settings.hyperparameters)
+    """The optimizer ``settings`` name, with their hyperparameters (the rest its defaults)."""
+    return optimizers.BY_NAME[settings.optimizer](**settings.hyperparameters)

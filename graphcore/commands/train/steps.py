@@ -1,29 +1,24 @@
-"""Train a spec's parameters: N optimizer steps over (mini-batches of) the spec's data.
+"""Train a spec without ``data:``: N optimizer steps over (mini-batches of) the spec's own
+inputs, through the one training loop (``TrainingSession``: a ``Trainer`` stopped after N
+iterations), and the ``train --json`` document of such a run.
 
 ``train_spec`` builds the model and the inputs exactly as ``graphtool run`` does (same seed,
-same ``--input`` overrides), then repeats: take a batch, run forward and backward
-(``run_spec``), update with the optimizer. It never prints; ``on_step(step, loss)`` lets a
-caller draw progress.
+same ``--input`` overrides; ``inputs_as_data`` says which inputs are batched), then each step
+takes a batch, runs forward and backward (``run_spec``, seeded ``seed + step - 1``) and updates
+with the optimizer. It never prints; ``on_step(step, loss)`` lets a caller draw progress.
 
 >>> result = train_spec(spec, steps=30, optimizer="adam", batch_size=4)
 >>> result.losses[0], result.losses[-1], result.final_loss
 
-Batches. Default: every step sees all the data. With ``batch_size``:
-
-- sequence inputs (``lengths``: a list of examples) are batched over examples, with the
-  inputs that give each example its own row (a named leading axis, ``rows``); the other
-  inputs are shared by every example, as in a plain run, and are left whole;
-- otherwise the batch axis is the leading axis of the first input with one, and every input
-  whose leading axis has that same length (labels too) is sliced along it; inputs of another
-  length (or scalars) are left whole.
-
-Examples are visited in a shuffled order drawn from a generator keyed by the seed; when one
-pass over the data ends mid-batch, the batch is filled from the next pass (Chainer's
-``SerialIterator``), so every batch has the same size and every example is used. A batch size
-equal to the data size means full batches, unshuffled.
+Batches. Default: every step sees all the data, in order. With ``batch_size`` (smaller than
+the data), the session's ``SerialIterator`` visits the rows in an order shuffled by
+``RandomState(seed)`` each epoch; when one pass over the data ends mid-batch, the batch is
+filled from the next pass (Chainer's ``SerialIterator``), so every batch has the same size and
+every example is used. A batch size equal to the data size means full batches, unshuffled.
 
 ``losses[k]`` is the loss of step ``k + 1``'s batch before its update; ``final_loss`` is the
-loss of all the data under the trained parameters, what ``graphtool run --params`` reports.
+loss of all the data under the trained parameters (training mode, ``backward=False``, the
+run's seed), what ``graphtool run --params`` reports.
 
 ``mode="static"`` runs every step (and the final evaluation) through one ``StaticSpecRunner``:
 the first step traces and compiles a plan, later steps with the same input shapes (and, for
@@ -35,9 +30,8 @@ compile time) and ``to_dict()`` carries it under ``static``.
 
 from __future__ import annotations
 
-import functools
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -45,35 +39,22 @@ import numpy as np
 
 from graphcore import errors, optimizers
 from graphcore.batching.run import run_spec
-from graphcore.inputs.make import make_inputs
-from graphcore.interpreter.examples import per_row_inputs
-from graphcore.interpreter.parameters import SpecModel, build_model
+from graphcore.commands.schema import SCHEMA_VERSION
+from graphcore.commands.train.data import SpecData, inputs_as_data
+from graphcore.commands.train.session import TrainingSession
+from graphcore.commands.train.settings import (  # noqa: F401  (TrainingOptionError: the API)
+    TrainingOptionError,
+    TrainSettings,
+    settings_for,
+)
+from graphcore.interpreter.parameters import SpecModel
 from graphcore.language.syntax import Spec
-from graphcore.language.validate_workflow import learning_rate_keyword
 
-# name -> (optimizer class, Chainer's default learning rate); the keyword the rate goes to is
-# ``learning_rate_keyword``'s, the one ``train: {lr:}`` and ``--lr`` set for a `train:` spec
-OPTIMIZER_TABLE: dict[str, tuple[type[optimizers.Optimizer], float]] = {
-    "sgd": (optimizers.SGD, 0.01),
-    "momentum": (optimizers.MomentumSGD, 0.01),
-    "nesterov": (optimizers.NesterovAG, 0.01),
-    "adagrad": (optimizers.AdaGrad, 0.001),
-    "rmsprop": (optimizers.RMSprop, 0.01),
-    "adam": (optimizers.Adam, 0.001),
-}
-OPTIMIZERS = tuple(OPTIMIZER_TABLE)
-DEFAULT_LR = {name: default for name, (_, default) in OPTIMIZER_TABLE.items()}
-
-Inputs = dict[str, Any]
+DEFAULT_STEPS = 100
 
 
 class NoLossError(errors.GraphcoreError, ValueError):
     """The spec has no ``loss:``, so there is nothing to train or differentiate."""
-
-
-class TrainingOptionError(errors.GraphcoreError, ValueError):
-    """A training option does not fit (a batch size larger than the data, no batch axis,
-    an unknown optimizer, a non-positive step count or learning rate)."""
 
 
 @dataclass
@@ -81,7 +62,7 @@ class TrainResult:
     spec: Spec
     seed: int
     optimizer: str
-    lr: float
+    lr: float | None  # None: the optimizer has no learning rate (adadelta)
     steps: int
     batch_size: int | None  # examples per step; None: the data has no batch axis
     losses: list[float]
@@ -98,8 +79,6 @@ class TrainResult:
 
     def to_dict(self, mode: str | None = None) -> dict[str, Any]:
         """The ``train --json`` document; static mode adds ``static: {cache: {...}}``."""
-        from graphcore.commands.run import SCHEMA_VERSION
-
         doc = {
             "schema_version": SCHEMA_VERSION, "spec": self.spec.name, "seed": self.seed,
             "mode": self.mode if mode is None else mode, "optimizer": self.optimizer,
@@ -118,21 +97,36 @@ def require_loss(spec: Spec, purpose: str) -> None:
                           "add one, e.g. `loss: {op: sum}`")
 
 
-def make_optimizer(name: str, lr: float | None = None) -> tuple[optimizers.Optimizer, float]:
-    """The optimizer called ``name`` (one of ``OPTIMIZERS``) and the learning rate it uses."""
-    if name not in OPTIMIZERS:
-        raise TrainingOptionError(f"unknown optimizer {name!r}; choose one of "
-                                  f"{', '.join(OPTIMIZERS)}")
-    lr = DEFAULT_LR[name] if lr is None else float(lr)
-    if not lr > 0 or not np.isfinite(lr):
-        raise TrainingOptionError(f"the learning rate must be a positive number, got {lr}")
-    cls, _ = OPTIMIZER_TABLE[name]
-    return cls(**{learning_rate_keyword(name): lr}), lr
+def plain_settings(spec: Spec, data: SpecData, *, steps: int = DEFAULT_STEPS,
+                   optimizer: str = "adam", lr: float | None = None,
+                   batch_size: int | None = None, seed: int | None = None,
+                   mode: str = "dynamic") -> TrainSettings:
+    """The training settings of a spec without ``data:`` (see the module docstring): ``steps``
+    iterations, full batches unshuffled unless ``batch_size`` is smaller than the data, the
+    optimizer's own default learning rate, a checkpoint only when interrupted."""
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise TrainingOptionError(f"the batch size must be a positive integer, got "
+                                      f"{batch_size!r}")
+        if not data.train:
+            raise TrainingOptionError("the spec's inputs have no batch axis (all are "
+                                      "scalars), so --batch-size does not apply")
+        if batch_size > data.rows:
+            sequences = any(isinstance(v, list) for v in data.train.values())
+            what = ("examples in the sequence input" if sequences
+                    else f"rows along the leading axis of {', '.join(data.train)}")
+            raise TrainingOptionError(f"batch size {batch_size} is larger than the data: "
+                                      f"{data.rows} {what}")
+    size = data.rows if batch_size is None else batch_size
+    settings = settings_for(spec, seed=seed, steps=steps, batch_size=size,
+                            shuffle=size < data.rows, optimizer=optimizer, lr=lr, mode=mode)
+    settings.checkpoint_every = None
+    return settings
 
 
-def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float | None = None,
-               batch_size: int | None = None, seed: int | None = None,
-               input_overrides: Mapping[str, str] | None = None,
+def train_spec(spec: Spec, steps: int = DEFAULT_STEPS, optimizer: str = "adam",
+               lr: float | None = None, batch_size: int | None = None,
+               seed: int | None = None, input_overrides: Mapping[str, str] | None = None,
                stdin: BinaryIO | None = None,
                on_step: Callable[[int, float], None] | None = None,
                mode: str = "dynamic", passes: Sequence[str] | None = None,
@@ -144,108 +138,46 @@ def train_spec(spec: Spec, steps: int = 100, optimizer: str = "adam", lr: float 
     require_loss(spec, "train")
     if mode not in ("dynamic", "static"):
         raise TrainingOptionError(f"unknown mode {mode!r}; choose dynamic or static")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise TrainingOptionError(f"steps must be a positive integer, got {steps!r}")
-    opt, lr = make_optimizer(optimizer, lr)
     seed = spec.seed if seed is None else seed
-    model = build_model(spec, seed)
-    data = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
-    batches = Batches(data, batch_size, seed, per_row_inputs(spec))
-    opt.setup(model)
-    run = functools.partial(run_spec, spec, model, batching=batching)
-    runner = None
-    if mode == "static":
-        from graphcore.spec_static.runner import StaticSpecRunner
+    data = inputs_as_data(spec, seed, input_overrides, stdin)
+    settings = plain_settings(spec, data, steps=steps, optimizer=optimizer, lr=lr,
+                              batch_size=batch_size, seed=seed, mode=mode)
+    progress = None if on_step is None else (lambda step, epoch, loss: on_step(step, loss))
+    losses: list[float] = []
 
-        runner = StaticSpecRunner(spec, model, passes=passes)
-        run = functools.partial(runner.run, batching=batching)
-    losses = []
-    info = None
+    def step_loss(step: int, epoch: int, loss: float) -> None:
+        losses.append(loss)
+        if progress is not None:
+            progress(step, epoch, loss)
+
+    # the Trainer makes its out folder; a session without files keeps nothing in it
+    with tempfile.TemporaryDirectory(prefix="graphtool-train-") as scratch:
+        session = TrainingSession(spec, settings, data, scratch, on_step=step_loss,
+                                  passes=None if passes is None else list(passes),
+                                  batching=batching, files=False)
+        session.trainer.updater.keep_last = True  # the last step's batching, for the caller
+        session.run()
+    runner = session.static_runner
+    given = {**data.shared, **data.train}
+    everything = {name: given[name] for name in sorted(given, key=list(spec.inputs).index)}
     # A diverging run overflows somewhere; numpy's warnings would only repeat, less precisely,
     # the error the interpreter raises naming the step whose value turned NaN or Inf.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for step in range(1, steps + 1):
-            batch = batches.next()
-            try:
-                result = run(batch, seed=seed + step - 1)
-            except errors.SpecRuntimeError as e:
-                raise _at_step(e, step) from None
-            opt.update()
-            info = result.batching
-            losses.append(float(result.loss))
-            if on_step is not None:
-                on_step(step, losses[-1])
         try:
-            final = run(data, backward=False, seed=seed)
+            if runner is not None:
+                final = runner.run(everything, backward=False, seed=seed, batching=batching)
+            else:
+                final = run_spec(spec, session.model, everything, backward=False, seed=seed,
+                                 batching=batching)
         except errors.SpecRuntimeError as e:
-            raise _at_step(e, None) from None
-    return TrainResult(spec, seed, optimizer, lr, steps, batches.size, losses,
-                       float(final.loss), model, mode, None if runner is None else runner.stats,
+            raise errors.SpecRuntimeError(f"the final evaluation: {e.message}", e.file, e.line,
+                                          e.col, e.source_line, e.length) from None
+    keyword = optimizers.learning_rate_keyword(settings.optimizer)
+    rate = None if keyword is None else settings.hyperparameters.get(
+        keyword, optimizers.default_learning_rate(settings.optimizer))
+    last = session.trainer.updater.last_result
+    info = None if last is None else last.batching
+    return TrainResult(spec, seed, settings.optimizer, rate, steps,
+                       settings.batch_size if data.train else None, losses, float(final.loss),
+                       session.model, mode, None if runner is None else runner.stats,
                        None if info is None else dict(info))
-
-
-class Batches:
-    """Deterministic mini-batches of ``data`` (see the module docstring)."""
-
-    def __init__(self, data: Mapping[str, Any], batch_size: int | None, seed: int,
-                 rows: Sequence[str] = ()) -> None:
-        self.data = dict(data)
-        self.sequences = [k for k, v in self.data.items() if isinstance(v, list)]
-        self.rows = [k for k in rows if k in self.data and k not in self.sequences]
-        self.batched, self.total = self._batch_axis()
-        self.size = self._check_size(batch_size)
-        self.full = self.size is None or self.size == self.total
-        key = zlib.crc32(b"graphtool.train.batches")
-        self.rng = np.random.default_rng(np.random.SeedSequence([int(seed), key]))
-        self.order: Iterator[int] = self._stream()
-
-    def _batch_axis(self) -> tuple[list[str], int | None]:
-        """The inputs to slice and their common length (None: nothing to batch over)."""
-        if self.sequences:
-            total = len(self.data[self.sequences[0]])
-            rows = [k for k in self.rows if np.ndim(self.data[k]) >= 1
-                    and np.shape(self.data[k])[0] == total]  # others: refused when run
-            return self.sequences + rows, total
-        for value in self.data.values():
-            if np.ndim(value) >= 1:
-                total = value.shape[0]
-                return [k for k, v in self.data.items()
-                        if np.ndim(v) >= 1 and v.shape[0] == total], total
-        return [], None
-
-    def _check_size(self, batch_size: int | None) -> int | None:
-        if batch_size is None:
-            return self.total
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise TrainingOptionError(f"the batch size must be a positive integer, got "
-                                      f"{batch_size!r}")
-        if self.total is None:
-            raise TrainingOptionError("the spec's inputs have no batch axis (all are "
-                                      "scalars), so --batch-size does not apply")
-        if batch_size > self.total:
-            what = ("examples in the sequence input" if self.sequences
-                    else f"rows along the leading axis of {', '.join(self.batched)}")
-            raise TrainingOptionError(f"batch size {batch_size} is larger than the data: "
-                                      f"{self.total} {what}")
-        return batch_size
-
-    def _stream(self) -> Iterator[int]:
-        while True:
-            yield from (int(i) for i in self.rng.permutation(self.total))
-
-    def next(self) -> Inputs:
-        """The next batch: every input, with the batched ones sliced."""
-        if self.full:
-            return self.data
-        index = np.fromiter((next(self.order) for _ in range(self.size)), np.int64, self.size)
-        batch = dict(self.data)
-        for name in self.batched:
-            value = self.data[name]
-            batch[name] = [value[i] for i in index] if isinstance(value, list) else value[index]
-        return batch
-
-
-def _at_step(e: errors.SpecRuntimeError, step: int | None) -> errors.SpecRuntimeError:
-    where = f"training step {step}" if step is not None else "the final evaluation"
-    return errors.SpecRuntimeError(f"{where}: {e.message}", e.file, e.line, e.col,
-                                   e.source_line, e.length)

@@ -55,6 +55,8 @@ from graphcore.interpreter.examples import example_count, example_rows
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import SpecModel, build_model, seeded
 from graphcore.language.syntax import Spec
+from graphcore.spec_static.runner import StaticSpecRunner
+from graphcore.static.drawing import graph_to_dot
 from graphcore.variable import Variable
 
 RENDER_TIMEOUT_S = 120
@@ -143,9 +145,6 @@ def _locations(run: ForwardPass, graph: ComputationalGraph) -> dict[str, str]:
 def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
              passes: Sequence[str] | None) -> dict[str, Drawing]:
     """The traced IR and the optimized IR of one static-mode run (the last example's plan)."""
-    from graphcore.spec_static.runner import StaticSpecRunner
-    from graphcore.static.drawing import graph_to_dot
-
     runner = StaticSpecRunner(spec, build_model(spec, seed), passes=passes)
     result = runner.run(arrays, seed=seed)
     variant = runner.last

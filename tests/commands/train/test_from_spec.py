@@ -326,7 +326,6 @@ def test_train_lr_the_optimizers_own_rate_and_dash_dash_lr_are_one_setting(name)
     """Regression: `train: {lr: 0.03}` was refused as an unknown key, though `--lr` and a
     sweep's `train.lr` exist. The three spellings now give the same optimizer."""
     from graphcore.commands.train.settings import make_optimizer
-    from graphcore.commands.train.steps import make_optimizer as sweep_optimizer
 
     own = "alpha" if name == "adam" else "lr"
     spellings = [settings(f"{{optimizer: {name}, lr: 0.03}}"),
@@ -336,7 +335,30 @@ def test_train_lr_the_optimizers_own_rate_and_dash_dash_lr_are_one_setting(name)
     assert all(type(m) is type(made[0]) for m in made)
     assert [rate_of(m) for m in made] == [{own: 0.03}] * 3
     # a sweep's train.lr on a spec without train: goes to the same hyperparameter
-    assert rate_of(sweep_optimizer(name, 0.03)[0]) == {own: 0.03}
+    plain = load_spec_text("graphtool: 1\ninputs: {x: {zeros: [2]}}\ngraph: [relu]\n"
+                           "loss: {op: sum}\n")
+    assert rate_of(make_optimizer(settings_for(plain, optimizer=name, lr=0.03))) == {own: 0.03}
+
+
+def test_one_optimizer_table_names_every_optimizer_with_chainers_defaults():
+    """The names a spec's `train:`, `--optimizer` and a sweep accept are one table; the
+    learning rate each starts from is its class's default (Chainer's)."""
+    from graphcore import optimizers
+
+    assert dict(optimizers.BY_NAME) == {
+        "sgd": optimizers.SGD, "momentum": optimizers.MomentumSGD,
+        "momentum_sgd": optimizers.MomentumSGD, "nesterov": optimizers.NesterovAG,
+        "adagrad": optimizers.AdaGrad, "rmsprop": optimizers.RMSprop,
+        "adadelta": optimizers.AdaDelta, "adam": optimizers.Adam}
+    rates = {name: optimizers.default_learning_rate(name) for name in optimizers.BY_NAME}
+    assert rates == {"sgd": 0.01, "momentum": 0.01, "momentum_sgd": 0.01, "nesterov": 0.01,
+                     "adagrad": 0.001, "rmsprop": 0.01, "adadelta": None, "adam": 0.001}
+    assert optimizers.learning_rate_keyword("adam") == "alpha"
+    assert optimizers.learning_rate_keyword("adadelta") is None
+    assert optimizers.hyperparameters("adam")[-1] == "lr"  # Adam's alpha, spelled lr
+    assert "lr" not in optimizers.hyperparameters("adadelta")
+    with pytest.raises(TypeError):
+        optimizers.BY_NAME["lbfgs"] = optimizers.SGD  # read-only
 
 
 def test_train_lr_follows_the_optimizer_that_runs_as_dash_dash_lr_does():

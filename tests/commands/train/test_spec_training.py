@@ -1,20 +1,20 @@
-"""train_spec: optimizer steps lower the loss, batches are deterministic slices of the data,
-options that do not fit the data are typed errors, and final_loss is what a run reports."""
+"""train_spec (a spec without data: trained by a TrainingSession on its own inputs): optimizer
+steps lower the loss, full batches are the data itself, mini-batches deterministic shuffled
+slices, options that do not fit the data are typed errors, final_loss is what a run reports."""
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from graphcore import errors, serializers, spec
+from graphcore import errors, optimizers, serializers, spec
 from graphcore.commands.run import run_report
-from graphcore.commands.train.steps import (
-    Batches,
-    NoLossError,
-    TrainingOptionError,
-    make_optimizer,
-    train_spec,
-)
+from graphcore.commands.train.data import inputs_as_data
+from graphcore.commands.train.session import TrainingSession
+from graphcore.commands.train.settings import TrainingOptionError
+from graphcore.commands.train.steps import NoLossError, plain_settings, train_spec
+from graphcore.spec import build_model, make_inputs, run_spec
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 
@@ -60,6 +60,14 @@ def test_on_step_sees_every_step():
     assert seen == list(enumerate(result.losses, 1))
 
 
+def test_the_result_says_how_the_last_step_batched_its_examples():
+    s = load("rnn_sequences")
+    result = train_spec(s, steps=2, batching="pad")
+    model = build_model(s, s.seed)
+    run = run_spec(s, model, make_inputs(s.inputs, s.seed, s.folder), batching="pad")
+    assert result.batching is not None and result.batching == dict(run.batching)
+
+
 def test_sequence_inputs_batch_over_examples():
     result = train_spec(load("rnn_sequences"), steps=6, batch_size=2, optimizer="adam",
                         lr=0.01)
@@ -68,38 +76,95 @@ def test_sequence_inputs_batch_over_examples():
         train_spec(load("rnn_sequences"), steps=1, batch_size=4)
 
 
-def test_batches_slice_every_input_that_shares_the_leading_axis():
-    x = np.arange(10 * 2).reshape(10, 2)
-    t = np.arange(10)
-    w = np.ones((3, 2))  # another length: shared by every batch
-    batches = Batches({"x": x, "t": t, "w": w}, 4, seed=0)
+SHARED_SPEC = """graphtool: 1
+name: shared
+seed: 3
+inputs:
+  x: {random: normal, shape: [10, 2]}
+  t: {random: normal, shape: [10, 1]}
+  w: {random: normal, shape: [2, 1]}
+graph:
+  - {op: matmul, from: [x, w]}
+  - {op: linear, out_size: 1, name: l}
+  - {op: sub, from: [_, t]}
+  - {op: mul, from: [_, _]}
+loss: {op: mean}
+"""
+
+
+def test_the_inputs_that_share_the_leading_axis_are_batched_the_rest_shared():
+    data = inputs_as_data(spec.load_spec_text(SHARED_SPEC), 3)
+    assert list(data.train) == ["x", "t"] and list(data.shared) == ["w"]
+    assert data.rows == 10 and data.validation is None
+    scalars = inputs_as_data(spec.load_spec_text(
+        "graphtool: 1\ninputs: {x: {zeros: []}}\ngraph: [relu]\nloss: {op: sum}\n"), 0)
+    assert scalars.train == {} and list(scalars.shared) == ["x"] and scalars.rows == 1
+    sequences = inputs_as_data(load("rnn_sequences"), 0)
+    assert isinstance(next(iter(sequences.train.values())), list) and sequences.rows == 3
+
+
+def reference_losses(s, steps, optimizer):
+    """What a full-batch step is: run_spec over all the data, seeded seed + step - 1, then
+    the optimizer's update; final_loss: all the data once more, without backward."""
+    model = build_model(s, s.seed)
+    data = make_inputs(s.inputs, s.seed, s.folder)
+    optimizer.setup(model)
+    losses = []
+    for step in range(1, steps + 1):
+        losses.append(float(run_spec(s, model, data, seed=s.seed + step - 1).loss))
+        optimizer.update()
+    return losses, float(run_spec(s, model, data, backward=False, seed=s.seed).loss)
+
+
+@pytest.mark.parametrize("name", ["residual_mlp", "rnn_sequences", "param_depth"])
+def test_full_batches_are_all_the_data_in_order_every_step(name):
+    s = load(name)
+    result = train_spec(s, steps=6, optimizer="sgd", lr=0.05)
+    losses, final = reference_losses(s, 6, optimizers.SGD(lr=0.05))
+    assert (result.losses, result.final_loss) == (losses, final)  # exactly: the same runs
+    given = train_spec(s, steps=6, optimizer="sgd", lr=0.05, batch_size=result.batch_size)
+    assert given.losses == result.losses  # a batch size of all the data: unshuffled
+
+
+def test_mini_batches_cover_the_data_each_epoch_in_a_seeded_order():
+    s = spec.load_spec_text(SHARED_SPEC)
     seen = []
-    for _ in range(5):  # 20 rows: two full passes over the 10 rows
-        b = batches.next()
-        assert b["x"].shape == (4, 2) and b["w"] is w
-        np.testing.assert_array_equal(b["x"][:, 0] // 2, b["t"])  # rows stay paired
-        seen.extend(b["t"].tolist())
-    assert sorted(seen[:10]) == list(range(10)) and sorted(seen[10:]) == list(range(10))
-    assert seen[:10] != list(range(10))  # shuffled
-    again = Batches({"x": x, "t": t, "w": w}, 4, seed=0)
-    np.testing.assert_array_equal(again.next()["t"], seen[:4])
 
+    def record(inputs, seed):  # every step's batch, as the session's run receives it
+        seen.append(inputs)
+        return real(inputs, seed=seed)
 
-def test_full_batches_are_the_data_itself():
-    data = {"x": np.zeros((5, 2))}
-    for size in (None, 5):
-        batches = Batches(data, size, 0)
-        assert batches.size == 5 and batches.next()["x"] is data["x"]
+    data = inputs_as_data(s, 3)
+    settings = plain_settings(s, data, steps=5, batch_size=4, seed=3)
+    assert settings.shuffle and settings.batch_size == 4 and settings.checkpoint_every is None
+    with tempfile.TemporaryDirectory() as scratch:
+        session = TrainingSession(s, settings, data, scratch, batching="auto", files=False)
+        real = session.trainer.updater.run
+        session.trainer.updater.run = record
+        session.run()
+    rows = {tuple(r): i for i, r in enumerate(data.train["x"].tolist())}
+    order = [rows[tuple(r)] for b in seen for r in b["x"].tolist()]
+    assert all(b["w"] is data.shared["w"] for b in seen)  # shared: whole, every step
+    for b in seen:  # rows stay paired with their targets
+        index = [rows[tuple(r)] for r in b["x"].tolist()]
+        np.testing.assert_array_equal(b["t"], data.train["t"][index])
+    assert sorted(order[:10]) == list(range(10)) and sorted(order[10:20]) == list(range(10))
+    assert order[:10] != list(range(10))  # shuffled
+    assert train_spec(s, steps=5, batch_size=4).losses == \
+        train_spec(s, steps=5, batch_size=4).losses
 
 
 def test_batch_size_that_does_not_fit_is_a_typed_error():
     with pytest.raises(TrainingOptionError, match="batch size 9 is larger than the data: 8 "
                        "rows along the leading axis of x, t"):
         train_spec(load("residual_mlp"), steps=1, batch_size=9)
+    scalars = spec.load_spec_text("graphtool: 1\ninputs: {x: {zeros: []}}\ngraph: [relu]\n"
+                                  "loss: {op: sum}\n")
     with pytest.raises(TrainingOptionError, match="no batch axis"):
-        Batches({"x": np.float32(1.0)}, 1, 0)
+        train_spec(scalars, steps=1, batch_size=1)
+    assert train_spec(scalars, steps=2).batch_size is None  # nothing batched: whole inputs
     with pytest.raises(TrainingOptionError, match="positive integer"):
-        Batches({"x": np.zeros(3)}, 0, 0)
+        train_spec(load("residual_mlp"), steps=1, batch_size=0)
 
 
 def test_bad_options_are_typed_errors():
@@ -110,7 +175,11 @@ def test_bad_options_are_typed_errors():
         train_spec(s, steps=1, lr=0.0)
     with pytest.raises(TrainingOptionError, match="steps"):
         train_spec(s, steps=0)
-    assert make_optimizer("adam")[1] == 0.001 and make_optimizer("sgd", 0.5)[1] == 0.5
+    assert train_spec(s, steps=1).lr == 0.001 and train_spec(s, steps=1, optimizer="sgd",
+                                                               lr=0.5).lr == 0.5
+    with pytest.raises(TrainingOptionError, match="optimizer adadelta has no learning rate"):
+        train_spec(s, steps=1, optimizer="adadelta", lr=0.1)
+    assert train_spec(s, steps=1, optimizer="adadelta").lr is None  # one table: accepted
 
 
 def test_a_spec_without_a_loss_cannot_be_trained():
