@@ -143,7 +143,7 @@ class Variable:
 
     def unchain_backward(self) -> None:
         """Cut the whole graph behind this Variable so it can be freed (truncated BPTT)."""
-        from graphcore.function_node import unchain_graph
+        from graphcore.function_node import unchain_graph  # noqa: PLC0415  (Chainer's circle)
 
         unchain_graph(self)
 
@@ -300,7 +300,7 @@ def _backprop():
     """``graphcore.backprop`` (it imports this module, so it is looked up on first use)."""
     global _backprop_module
     if _backprop_module is None:
-        import graphcore.backprop as module
+        import graphcore.backprop as module  # noqa: PLC0415  (Chainer's circle)
 
         _backprop_module = module
     return _backprop_module

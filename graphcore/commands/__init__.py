@@ -9,7 +9,8 @@
 - ``train``: a spec trained by a ``Trainer`` (settings, data, checkpoints, logs);
   ``sweep``: a spec at every point of a grid, as Dask tasks;
 - ``ops``: the registry as data; ``support``: which command supports which family of spec
-  (``docs/support.md``, the product matrix test).
+  (``docs/support.md``, the product matrix test); ``schema``: the version of the JSON
+  documents the commands write.
 
 ``graphtool export``'s function is ``graphcore.onnx.export_spec`` (the export layer).
 """

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphcore.errors import SpecError, UnreadableFileError
+from graphcore.errors import MissingFileError, SpecError, UnreadableFileError
 from graphcore.files.arrays import (
     NPY_MAGIC,
     ZIP_MAGICS,
@@ -39,6 +39,7 @@ from graphcore.files.arrays import (
 )
 from graphcore.files.regular import located, open_regular
 from graphcore.inputs.data_text import MAX_SEQUENCE_EXAMPLES, convert, read_csv, read_jsonl
+from graphcore.language.located import error_at
 from graphcore.language.syntax import DEFAULT_MAX_ELEMENTS
 from graphcore.registry import suggestion as did_you_mean
 
@@ -54,7 +55,6 @@ def _error(path: Path | str, line: int, col: int, message: str,
 
 
 def _at(loc: Any, message: str, hint: str | None = None) -> SpecError:
-    from graphcore.language.located import error_at
 
     return error_at(loc, message, hint)
 
@@ -129,7 +129,6 @@ def missing_file(where: Any, message: str, path: Path | str) -> FileNotFoundErro
     (the CLI exits 66 either way)."""
     if where is None:
         return FileNotFoundError(2, message, str(path))
-    from graphcore.errors import MissingFileError
 
     located = _at(where, f"{message}: {path}")
     return MissingFileError(located.message, located.file, located.line, located.col,

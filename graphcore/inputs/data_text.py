@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from graphcore.errors import SpecError
+from graphcore.language.located import error_at
 from graphcore.registry import suggestion as did_you_mean
 
 Array = np.ndarray | list[np.ndarray]
@@ -39,7 +40,6 @@ def _error(path: Path | str, line: int, col: int, message: str,
 
 
 def _at(loc: Any, message: str, hint: str | None = None) -> SpecError:
-    from graphcore.language.located import error_at
 
     return error_at(loc, message, hint)
 

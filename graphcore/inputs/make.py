@@ -29,6 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from graphcore.inputs import data_files
 from graphcore.inputs.files import (  # noqa: F401  (FILE_TYPES: part of the API)
     FILE_TYPES,
     STDIN_BYTES_PER_ELEMENT,
@@ -74,7 +75,6 @@ def make_inputs(inputs: Mapping[str, InputSpec], seed: int, folder: str | os.Pat
     overrides = dict(overrides or {})
     override_locs = _check_overrides(overrides, inputs)
     _check_one_stdin(inputs, overrides, override_locs)
-    from graphcore.inputs import data_files
 
     fed = {name: spec for name, spec in inputs.items()
            if spec.source == "data" and name not in overrides}
@@ -93,7 +93,6 @@ def make_inputs(inputs: Mapping[str, InputSpec], seed: int, folder: str | os.Pat
 def _read_data_inputs(fed: Mapping[str, InputSpec], folder: str | os.PathLike,
                       max_elements: int) -> dict[str, Array]:
     """The inputs a spec's ``data:`` section feeds, read from their file(s) once each."""
-    from graphcore.inputs import data_files
 
     by_file: dict[str, dict[str, InputSpec]] = {}
     for name, spec in fed.items():
@@ -111,7 +110,6 @@ def _read_data_override(spec: InputSpec, path: str, loc: Loc, stdin: BinaryIO | 
     """``--input x=new.csv`` for a data-fed input: a CSV/JSON Lines/.npz file, or stdin
     holding one, is read as the data file is (CSV by its header's column names); an .npy
     (file or stdin) holds the input's array itself, of the shape its columns imply."""
-    from graphcore.inputs import data_files
 
     suffix = Path(path).suffix.lower()
     if path != STDIN and suffix in (".csv", ".jsonl", ".npz"):

@@ -1,14 +1,22 @@
 """Spec + arrays -> results: one define-by-run pass of a spec over live Variables.
 
-- ``parameters``: ``SpecModel`` (one link per layer scope, built lazily) and ``build_model``,
-  ``RunResult`` and ``PathEntry``, ``seeded``; ``params_file`` loads ``--params`` (an .npz,
-  or a checkpoint's model) checked against the spec's declared shapes from its headers;
+- ``parameters``: ``SpecModel`` (one link per layer scope, built lazily), ``build_model``,
+  ``check_model``, ``seeded``; ``params_file`` loads ``--params`` (an .npz, or a checkpoint's
+  model) checked against the spec's declared shapes from its headers;
 - ``plan``: what is resolved once per spec instead of once per step (each op step's class,
-  arity and size check);
-- ``forward``: one forward pass: the step walk that records the path (each ``if`` branch,
-  each loop's trip count, with the step's position); ``predicate_scope`` is what a live
-  predicate may read (values, ``params.k``, ``loop.i``/``loop.t``); ``sizes`` what a step is
-  about to allocate, checked before it runs;
-- ``calls``: ``run_spec`` and ``loss_function``, the calls over one pass (per-example runs go
-  through ``graphcore.batching``); ``arguments`` checks the spec API's arguments.
+  arity and size bound);
+- ``forward``: ``ForwardPass``, one forward pass: the step walk that records the path (each
+  ``if`` branch, each loop's trip count, with the step's position). Its ``op`` and
+  ``for_each`` are written once, over documented override points (``op_inputs``,
+  ``check_size``, ``call``, ``bind``, ``failure``/``refuse``, ``batched``/``mark``,
+  ``padding_mask``/``keep_ended``/``stack``, ``finish``) that batching's ``BatchRun`` and
+  ONNX export's pass override; ``predicate_scope`` is what a live predicate may read
+  (values, ``params.k``, ``loop.i``/``loop.t``); ``sizes`` what a step is about to allocate,
+  checked before it runs;
+- ``examples``: how many examples a call holds, each example's rows of a per-row input;
+- ``calls``: ``run_one``, ``run_examples``, ``loss_function``: the calls over passes (the spec
+  API's ``run_spec`` is ``graphcore.batching.run``, which batches per-example calls);
+  ``arguments`` checks the spec API's arguments;
+- ``results``: ``RunResult`` (a plain dataclass; per-example views read on first use) and
+  ``PathEntry``.
 """

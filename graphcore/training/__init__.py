@@ -1,8 +1,15 @@
-"""``graphcore.training``: Chainer's training loop. ``Trainer`` runs an ``updater`` until a
-stop trigger; ``extensions`` evaluate, log, plot and snapshot. The datasets, iterators,
-reporter and converter Chainer keeps elsewhere live here too and are re-exported where Chainer
-scripts import them (``graphcore.datasets``, ``graphcore.iterators``, ``graphcore.reporter``,
-``graphcore.dataset.concat_examples``)."""
+"""``graphcore.training``: Chainer's training loop, and nothing of specs.
+
+- ``trainer``: ``Trainer`` runs an ``updater`` until a stop trigger, calling its extensions;
+- ``updaters``: ``StandardUpdater`` (a batch from the iterator, the converter, one optimizer
+  update);
+- ``triggers``: interval, early stopping, best value (``get_trigger``);
+- ``extension``, ``extensions``: ``Evaluator``, ``LogReport``, ``PrintReport``, ``PlotReport``,
+  ``snapshot``, ``ProgressBar``, ``DumpGraph``.
+
+The datasets, iterators, reporter, converter and serialize protocol it uses are Chainer's
+modules of their own (``graphcore.datasets``, ``.iterators``, ``.reporter``, ``.dataset``,
+``.serialization``); a spec's training (``graphtool train``) is ``graphcore.commands.train``."""
 
 from graphcore.training import extensions, triggers, updaters  # noqa: F401
 from graphcore.training.extension import (

@@ -9,5 +9,6 @@
   untrusted (whose run it is, the command's options, ``train.csv`` appended and cut back to
   the checkpoint on resume, one run per folder);
 - ``batching_choice``: the batching a run uses when none is named, measured on its first steps;
-- ``steps``: N optimizer steps over a spec without ``data:`` (``train --steps``).
+- ``steps``: a spec without ``data:`` trained on its own inputs for ``--steps`` iterations,
+  through the same ``TrainingSession``.
 """
