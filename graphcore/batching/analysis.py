@@ -1,6 +1,7 @@
 """Which specs batch, and whether their sequences may be padded: decided once per spec.
 
-``analysis_of(spec)`` (cached on the spec, as ``step_plan`` is) walks the steps and keeps
+``analysis_of(spec)`` (cached on the spec, as the interpreter's ``plan`` is) walks the steps
+and keeps
 
 - ``blockers``: why the spec cannot run its examples as batches ("<file:line:col>: layer
   'batch_normalization' normalizes with statistics over ..."): every op or layer without a
