@@ -15,13 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from array_file_bytes import npy_bytes, npy_header, npz_bytes, zeros_member
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import invoke as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_CAP = 1 << 30
-runner = CliRunner()
 
 SPEC = """graphtool: 1
 name: points
@@ -52,10 +49,6 @@ def folder(tmp_path: Path) -> Path:
     params = tmp_path / "p.npz"
     np.savez(params, **{"l1/W": np.zeros((3, 2), np.float32), "l1/b": np.zeros(3, np.float32)})
     return tmp_path
-
-
-def cli(*args):
-    return runner.invoke(app, [*map(str, args)])
 
 
 def commands(folder: Path, data: str | None = None):

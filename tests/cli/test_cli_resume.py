@@ -26,12 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import graphtool_popen as graphtool
+from cli_helpers import invoke as cli
 
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 
 SPEC = """graphtool: 1
 name: points
@@ -66,16 +64,6 @@ def folder(tmp_path: Path, monkeypatch) -> Path:
     (tmp_path / "points.yaml").write_text(SPEC)
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def cli(*args):
-    return runner.invoke(app, [*map(str, args)])
-
-
-def graphtool(*args, cwd: Path, **kwargs) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
 def params_of(path: Path) -> dict[str, np.ndarray]:

@@ -97,8 +97,8 @@ def last(expected):
 # --- run, run --eval ------------------------------------------------------------------------
 
 def cell_run(matrix, family, mode, tmp_path):
-    arrays, out = tmp_path / "arrays.npz", tmp_path / "out"
-    result = matrix.cli(family, "run", "--mode", mode, "--json", "-o", arrays, "--out-dir", out)
+    done = matrix.shipped.run(spec_path(family), mode)  # the session's run, read-only
+    result, arrays, out = done.result, done.arrays, done.out_dir
     ok(result)
     doc = json.loads(result.stdout)
     assert {"schema_version", "spec", "seed", "mode", "loss", "outputs", "grads", "path",
@@ -118,7 +118,7 @@ def cell_run(matrix, family, mode, tmp_path):
     if mode == "static":
         assert "%" in (folder / "ir.txt").read_text()
         assert "%" in (folder / "ir.optimized.txt").read_text()
-        dynamic = matrix.cli(family, "run", "--json", "--out-dir", tmp_path / "dynamic", "-q")
+        dynamic = matrix.shipped.run(spec_path(family), "dynamic").result
         ok(dynamic)
         assert doc["loss"] == pytest.approx(json.loads(dynamic.stdout)["loss"], rel=1e-5,
                                             abs=1e-6)
@@ -320,7 +320,7 @@ def cell_bench(matrix, family, mode, tmp_path):
 
 
 def cell_check(matrix, family, mode, tmp_path):
-    result = matrix.cli(family, "check", "--mode", mode, "--json", "-q")
+    result = matrix.shipped.check(spec_path(family), mode)  # also read by tests/cli
     ok(result)
     doc = json.loads(result.stdout)
     assert doc["ok"] is True and doc["mode"] == mode
