@@ -12,6 +12,7 @@ only a process shows (signals, pipes, exit codes set by the interpreter, memory 
   ran to its end (a ``CompletedProcess``, text); the repository is put on ``PYTHONPATH``.
 - ``graphtool_popen(*argv, cwd, **kwargs)``: the same started and left running (a ``Popen``,
   text pipes), for a test that interrupts it.
+- ``quick_first(values)``: parametrize values whose repeats are ``slow``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -62,3 +64,10 @@ def graphtool_popen(*argv, cwd: Path, env: dict | None = None, **kwargs) -> subp
                             env=process_env(env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
+
+def quick_first(values) -> list:
+    """``values`` for ``parametrize``, all but the first marked ``slow``: a behaviour that a
+    real process shows the same way for every value is tried once in ``pytest -m "not slow"``,
+    and for every value in the full run."""
+    return [value if i == 0 else pytest.param(value, marks=pytest.mark.slow)
+            for i, value in enumerate(values)]

@@ -40,6 +40,7 @@ def test_readme_has_pipeline_examples():
     assert len(pipeline_lines()) >= 4
 
 
+@pytest.mark.slow  # a pipeline of graphtool processes
 def test_pipeline_outputs_are_data(workdir):
     lines = pipeline_lines()
     assert float(shell(lines[0], workdir).stdout)  # the loss, a number

@@ -346,6 +346,7 @@ def _interrupt(child: subprocess.Popen, checkpoint: Path) -> str:
     return err
 
 
+@pytest.mark.slow  # three training processes, one interrupted
 def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder):
     """Regression: Ctrl-C replaced a finished run's --save file with mid-training
     parameters; the hint (`graphtool train SPEC --resume`) dropped --epochs (so it trained
@@ -453,6 +454,7 @@ def test_a_run_stopped_at_random_moments_then_resumed_equals_an_uninterrupted_on
 
 # --- one run per run folder --------------------------------------------------------------
 
+@pytest.mark.slow  # three training processes
 def test_a_second_train_into_a_run_folder_in_use_is_refused_naming_the_first(folder):
     """Regression: two runs of one spec both exited 0, leaving one's best.npz beside the
     other's checkpoint.npz and train.csv. A killed run's lock goes with it (kill -9)."""

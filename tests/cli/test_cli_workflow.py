@@ -123,6 +123,7 @@ def test_predict_and_run_eval_agree_on_5_and_1000_rows(folder):
             np.testing.assert_array_equal(arrays["logits"], predicted.astype(np.float32))
 
 
+@pytest.mark.slow  # three training processes, one interrupted
 def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
     spec = folder / "points.yaml"
     spec.write_text(SPEC.replace("epochs: 6", "epochs: 400"))
