@@ -67,7 +67,9 @@ def graphtool_popen(*argv, cwd: Path, env: dict | None = None, **kwargs) -> subp
 
 def quick_first(values) -> list:
     """``values`` for ``parametrize``, all but the first marked ``slow``: a behaviour that a
-    real process shows the same way for every value is tried once in ``pytest -m "not slow"``,
-    and for every value in the full run."""
-    return [value if i == 0 else pytest.param(value, marks=pytest.mark.slow)
-            for i, value in enumerate(values)]
+    real process shows alike for every value is tried once in ``pytest -m "not slow"``, and
+    for every value in the full run. A tuple is one value per argument name."""
+    def param(value, marks=()):
+        return pytest.param(*value, marks=marks) if isinstance(value, tuple) else \
+            pytest.param(value, marks=marks)
+    return [param(value, () if i == 0 else pytest.mark.slow) for i, value in enumerate(values)]

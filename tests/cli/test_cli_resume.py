@@ -299,6 +299,7 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+@pytest.mark.slow  # a capped process; the same reader refuses a zip bomb quick in test_spec_limits
 def test_a_zip_bomb_checkpoint_is_refused_from_its_headers(folder, trained):
     """Regression: 3 MB of RNG keys inflating to 3.2 GB were allocated (MemoryError, 70)."""
     arrays = {k: v for k, v in trained.items() if k != "trainer/_numpy_random/keys"}
@@ -389,6 +390,7 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     assert_same_params(folder / "full.npz", folder / "bare.npz")
 
 
+@pytest.mark.slow  # training processes, one interrupted
 def test_a_bare_resume_continues_with_the_interrupted_runs_options(folder):
     """The checkpoint keeps the command's options: `--resume` alone trains to --epochs 60
     at --lr 0.01 (not the spec's 40 epochs at 0.02); an option given again replaces one."""

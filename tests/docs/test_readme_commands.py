@@ -59,8 +59,10 @@ def command_lines() -> list[str]:
 
 
 # Lines that take seconds (a cluster, timing runs of every spec, training, a report with its
-# benchmarks, ONNX export and Runtime): `pytest -m "not slow"` leaves them out, CI runs them.
-SLOW = re.compile(r"graphtool (sweep|bench|report|train|export)\b")
+# benchmarks, ONNX export and Runtime, drawings rendered by Graphviz): `pytest -m "not slow"`
+# leaves them out (test_cli_viz*, test_cli_bench, test_cli_train... cover those commands
+# in-process), CI runs them.
+SLOW = re.compile(r"graphtool (sweep|bench|report|train|export|viz)\b")
 
 
 def marked(line: str):

@@ -405,6 +405,7 @@ def _process(matrix, family, *args, stdin=None):
     return subprocess.run(command, input=stdin, capture_output=True, timeout=300)
 
 
+@pytest.mark.slow  # a process; the predict cells read the same rows in-process
 def test_predict_reads_npy_rows_piped_into_a_process(matrix):
     """`cat rows.npy | graphtool predict SPEC --params P --input x=- -o -`."""
     family = "data_npz"
@@ -416,6 +417,7 @@ def test_predict_reads_npy_rows_piped_into_a_process(matrix):
     assert_predictions_csv(done.stdout.decode(), expected_rows(matrix, family, taken))
 
 
+@pytest.mark.slow  # a process; the refused cells show the same in-process
 def test_a_refusal_in_a_process_is_one_located_line_and_its_exit_code(matrix, tmp_path):
     family, command = "for_each", "predict -o -"
     done = _process(matrix, family, "predict", "--params", matrix.trained(family), "-o", "-",
