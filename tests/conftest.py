@@ -10,6 +10,7 @@
 """
 
 import os
+import re
 import sys
 
 import pytest
@@ -40,3 +41,15 @@ def shipped(tmp_path_factory):
     if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is in the session's
         base = base.parent
     return Shipped(base / "shipped")
+
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    @pytest.fixture
+    def tmp_path(request, tmp_path_factory):
+        """pytest's ``tmp_path`` with a name shorter by what pytest-xdist adds above it
+        (``popen-gwN/``), so a test's folder is as long in a worker as in a plain run: the
+        located error lines clip a file name past 80 characters (``graphcore.errors.clip``),
+        and many tests compare the whole path of their spec in such a line."""
+        name = re.sub(r"[\W]", "_", request.node.name)[:30 - len(f"popen-{WORKER}/")]
+        return tmp_path_factory.mktemp(name, numbered=True)
