@@ -136,6 +136,7 @@ def _train(tmp_path, *args):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # three script processes
 def test_a_train_mnist_style_script_trains_snapshots_and_resumes(tmp_path):
     done = _train(tmp_path)
     assert done.returncode == 0, done.stderr

@@ -1,22 +1,21 @@
 """`graphtool check`: every shipped spec passes on its own data in both modes (exit 0, a row per
 parameter); a kink is named with its step and checked nearby (exit 0); a plugin op with a wrong
 backward fails (exit 1), also where its input sits at a relu's kink; a bad spec exits 65 and a
-missing one 66."""
+missing one 66.
+
+The shipped specs' checks are the session's (``shipped_specs``), shared with the product
+matrix."""
 
 import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
+from shipped_specs import SHIPPED, plugin_args
 
-from cli.app import app
 from graphcore import spec
 
 ROOT = Path(__file__).resolve().parents[2]
-SPECS = sorted((ROOT / "specs").glob("*.yaml"))
-SWISH = (ROOT / "examples" / "swish.yaml", ["--plugin", ROOT / "examples" / "swish_ops.py"])
-SHIPPED = [(path, []) for path in SPECS] + [SWISH]
-runner = CliRunner()
 
 BAD_TRIPLE = '''
 import graphcore
@@ -51,7 +50,7 @@ loss: {op: sum}
 
 
 def check(*args):
-    return runner.invoke(app, ["check", *map(str, args)])
+    return invoke("check", *args)
 
 
 def rows_of(stdout):
@@ -73,10 +72,9 @@ def kink_spec(tmp_path):
     return make
 
 
-@pytest.mark.parametrize(("path", "extra"), SHIPPED, ids=lambda p: getattr(p, "stem", ""))
-def test_every_shipped_spec_passes_in_both_modes(path, extra):
-    dynamic = check(path, *extra, "--json")
-    static = check(path, *extra, "--mode", "static", "--json")
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_spec_passes_in_both_modes(path, shipped):
+    dynamic, static = shipped.check(path, "dynamic"), shipped.check(path, "static")
     assert dynamic.exit_code == 0, dynamic.stdout + dynamic.stderr
     assert static.exit_code == 0, static.stdout + static.stderr
     docs = json.loads(dynamic.stdout), json.loads(static.stdout)
@@ -85,7 +83,7 @@ def test_every_shipped_spec_passes_in_both_modes(path, extra):
     for doc in docs:
         assert doc["ok"] is True
         assert {p["verdict"] for p in doc["params"].values()} <= {"passed", "passed_nearby"}
-    if extra:  # the plugin's op is registered only inside the command
+    if plugin_args(path):  # the plugin's op is registered only inside the command
         names = list(docs[0]["params"])
     else:
         _, model = spec.run(spec.load_spec_file(path))

@@ -1,28 +1,20 @@
-"""Convolutional specs through the command line: specs/lenet.yaml runs, checks and draws;
+"""Convolutional specs through the command line: specs/lenet.yaml runs and draws (its gradient
+check is test_cli_check's, one per shipped spec and mode);
 shape and option mistakes in convolution and pooling steps are located one-line errors."""
 
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 LENET = ROOT / "specs" / "lenet.yaml"
-runner = CliRunner()
 
 
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def test_lenet_runs_checks_and_draws(tmp_path):
-    result = invoke("run", LENET, "--json", "-q", "--out-dir", tmp_path)
+def test_lenet_runs_and_draws(tmp_path, shipped):
+    result = shipped.run(LENET).result
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["outputs"]["logits"]["shape"] == [4, 10]
-    check = invoke("check", LENET, "--set", "params.batch=2", "-q")
-    assert check.exit_code == 0, check.stderr
     viz = invoke("viz", LENET, "--format", "dot", "--out-dir", tmp_path)
     assert viz.exit_code == 0, viz.stderr
     dot = (tmp_path / "lenet" / "graph.dot").read_text()

@@ -15,13 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from array_file_bytes import npy_bytes, npy_header, npz_bytes, zeros_member
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import invoke as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_CAP = 1 << 30
-runner = CliRunner()
 
 SPEC = """graphtool: 1
 name: points
@@ -52,10 +49,6 @@ def folder(tmp_path: Path) -> Path:
     params = tmp_path / "p.npz"
     np.savez(params, **{"l1/W": np.zeros((3, 2), np.float32), "l1/b": np.zeros(3, np.float32)})
     return tmp_path
-
-
-def cli(*args):
-    return runner.invoke(app, [*map(str, args)])
 
 
 def commands(folder: Path, data: str | None = None):
@@ -266,6 +259,7 @@ def test_a_params_folder_is_exit_66_for_every_command(folder):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.slow  # a process per reader or command, under a memory cap
 def test_a_fifo_is_exit_66_at_once_for_every_reader(folder):
     os.mkfifo(folder / "fifo.npz")
     os.mkfifo(folder / "fifo.csv")
@@ -297,6 +291,7 @@ def test_a_data_folder_is_exit_66(folder):
 
 # --- --params: one check for every command, headers that lie ---------------------------
 
+@pytest.mark.slow  # a process per reader or command, under a memory cap
 def test_a_params_member_hidden_behind_a_second_name_is_refused_for_every_command(folder):
     # 'l1/W' twice: a small header the check reads, and (by the other spelling of its name)
     # a header claiming 1.2 billion elements that numpy's loader would have allocated
@@ -353,6 +348,7 @@ def test_stdin_costs_what_it_holds_not_the_limit(folder):
     assert peak < 20_000_000  # not a buffer of the 1.6 GB stdin may hold
 
 
+@pytest.mark.slow  # tens of megabytes read while memory is traced
 def test_a_csv_costs_the_columns_the_spec_reads_not_the_file(folder):
     import tracemalloc
 
@@ -380,6 +376,7 @@ def test_a_csv_costs_the_columns_the_spec_reads_not_the_file(folder):
 
 
 @pytest.mark.slow
+@pytest.mark.slow  # tens of megabytes read while memory is traced
 def test_train_on_a_32_mb_csv_peaks_far_below_its_old_gigabyte(tmp_path):
     """The figure: peak RSS of `graphtool train` over a 34 MB, 770,000-row CSV of six
     columns reading three (580 MB before the CSV reader streamed; about 120 MB now, of which

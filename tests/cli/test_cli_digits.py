@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -24,6 +25,7 @@ def test_digits_data_is_the_uci_set():
     assert "CC BY 4.0" in (SPECS / "data" / "README.md").read_text()
 
 
+@pytest.mark.slow  # trains on 1,797 rows to an accuracy
 def test_digits_mlp_reaches_95_percent_and_evaluate_agrees(tmp_path):
     trained = runner.invoke(app, ["train", str(SPECS / "digits_mlp.yaml"), "--json",
                                   "--out-dir", str(tmp_path)])
@@ -41,6 +43,7 @@ def test_digits_mlp_reaches_95_percent_and_evaluate_agrees(tmp_path):
 CNN = SPECS / "digits_cnn.yaml"
 
 
+@pytest.mark.slow  # trains on 1,797 rows to an accuracy
 def test_digits_cnn_reaches_97_percent(tmp_path):
     trained = runner.invoke(app, ["train", str(CNN), "--epochs", "5", "--json", "--out-dir",
                                   str(tmp_path)])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import quick_first
 from typer.testing import CliRunner
 
 from cli import files
@@ -262,8 +263,8 @@ def wait_for(child: subprocess.Popen, text: str, times: int = 1) -> None:
     pytest.fail(f"the child never said {text!r}")
 
 
-@pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"),
-                                                (signal.SIGINT, 130, "interrupted")])
+@pytest.mark.parametrize("signum, code, word", quick_first([(signal.SIGTERM, 143, "terminated"),
+                                                            (signal.SIGINT, 130, "interrupted")]))
 def test_a_signal_during_a_save_removes_its_temporary(signum, code, word, tmp_path):
     child = start_driver(tmp_path, "train", str(SPEC), "--steps", "2", "-q", "--save",
                          "params.npz", pause_at=2)  # after train.csv
@@ -276,6 +277,7 @@ def test_a_signal_during_a_save_removes_its_temporary(signum, code, word, tmp_pa
     assert temporaries(tmp_path) == [] and not (tmp_path / "params.npz").exists()
 
 
+@pytest.mark.slow  # processes killed
 def test_a_temporary_left_by_kill_9_is_removed_by_the_next_write(tmp_path):
     child = start_driver(tmp_path, "run", str(SPEC), "-q", "-o", "arrays.npz",
                          pause_at=2)  # after run.json
@@ -310,6 +312,7 @@ def test_stale_temporaries_are_judged_by_pid_and_age(tmp_path):
     assert left == {"a.npz", names["alive"], names["legacy"], names["other"], names["mine"]}
 
 
+@pytest.mark.slow  # processes killed
 def test_a_viz_killed_between_its_renames_never_leaves_a_new_dot_beside_an_old_png(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC.read_text())

@@ -30,6 +30,8 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
+# Every case is a real process (a capped child of a server process): slow; CI runs them all.
+pytestmark = pytest.mark.slow
 MEMORY_CAP = 1 << 30  # bytes of address space per child (graphtool needs under 512 MiB)
 TIME_LIMIT_S = 20     # per command: a generated command that runs longer is a failure
 MAX_STDERR = 4096

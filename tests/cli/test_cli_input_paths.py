@@ -8,19 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
 
-from cli.app import app
 from graphcore.errors import CLIP_WIDTH, SpecError, SpecErrors
 from graphcore.language.yaml_source import MAX_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "seed_static.yaml"
-runner = CliRunner()
-
-
-def invoke(*args, input=None):
-    return runner.invoke(app, [str(a) for a in args], input=input)
 
 
 def one_line_66(result) -> str:

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
 
 from cli import output
-from cli.app import app
-
-runner = CliRunner()
 
 # A finite loss whose gradient overflows: exp(exp(exp(1.5 + small))) is 2.6e38 in float32,
 # its derivative is that times 88 times 4.5.
@@ -94,10 +91,6 @@ def spec_file(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "spec.yaml"
     path.write_text(text)
     return path
-
-
-def invoke(*args, input=None):
-    return runner.invoke(app, [str(a) for a in args], input=input)
 
 
 def assert_no_raw_warnings(stderr: str) -> None:

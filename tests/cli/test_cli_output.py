@@ -5,17 +5,10 @@ import re
 import shutil
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import invoke
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
-runner = CliRunner()
-
-
-def invoke(*args, env=None):
-    return runner.invoke(app, [str(a) for a in args], env=env)
 
 
 # --- text is text ---------------------------------------------------------------------------

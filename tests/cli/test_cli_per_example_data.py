@@ -10,17 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import invoke as cli
 from sequence_data import JSONL, SEQUENCES, write_sequences
-from typer.testing import CliRunner
 
-from cli.app import app
-
-runner = CliRunner()
 N = 24
-
-
-def cli(*args):
-    return runner.invoke(app, [*map(str, args)])
 
 
 @pytest.fixture

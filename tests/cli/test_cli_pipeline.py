@@ -40,6 +40,7 @@ def test_readme_has_pipeline_examples():
     assert len(pipeline_lines()) >= 4
 
 
+@pytest.mark.slow  # a pipeline of graphtool processes
 def test_pipeline_outputs_are_data(workdir):
     lines = pipeline_lines()
     assert float(shell(lines[0], workdir).stdout)  # the loss, a number
@@ -47,12 +48,14 @@ def test_pipeline_outputs_are_data(workdir):
     assert shell(lines[2], workdir).stdout.strip() == "[3, 2]"
 
 
+@pytest.mark.slow  # a process; test_cli_process's quick cases show the same
 def test_head_closing_the_pipe_is_quiet(workdir):
     done = shell("graphtool ops | head -n 1", workdir)
     assert done.returncode in (0, 141)  # 141 when head left some of the table unread
     assert done.stdout.startswith("name") and done.stderr == ""
 
 
+@pytest.mark.slow  # a process; test_cli_process's quick cases show the same
 def test_python_dash_m_cli_works(workdir):
     done = subprocess.run([sys.executable, "-m", "cli", "run", "specs/seed_static.yaml",
                            "--json", "-q"], cwd=workdir, capture_output=True, text=True,
@@ -61,6 +64,7 @@ def test_python_dash_m_cli_works(workdir):
     assert json.loads(done.stdout)["spec"] == "seed_static"
 
 
+@pytest.mark.slow  # a process; test_cli_process's quick cases show the same
 def test_a_reader_that_exits_early_causes_no_broken_pipe_error(workdir):
     # `true` exits before graphtool (slower to start) writes, so every write hits a closed pipe
     env = dict(os.environ)
@@ -71,6 +75,7 @@ def test_a_reader_that_exits_early_causes_no_broken_pipe_error(workdir):
     assert done.stdout.strip() in ("0", "141")
 
 
+@pytest.mark.slow  # a process; test_cli_process's quick cases show the same
 def test_rich_output_cut_short_by_head_is_quiet(workdir):
     done = shell("graphtool train specs/residual_mlp.yaml --steps 5 | head -n 1", workdir)
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr

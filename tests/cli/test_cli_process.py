@@ -1,6 +1,8 @@
 """The installed `graphtool` as a process: Ctrl-C at any moment, closed and failing standard
 streams, pipes whose reader leaves early, and what usage errors and help look like when they
-are not going to a terminal. Real subprocesses only: none of this exists inside CliRunner."""
+are not going to a terminal. Real subprocesses only: none of this exists inside CliRunner.
+A behaviour tried for several commands or output kinds runs for the first of them in the quick
+run (``quick_first``), for all of them in the full one."""
 
 import json
 import os
@@ -12,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import quick_first
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHTOOL = str(Path(sys.executable).parent / "graphtool")
@@ -71,8 +74,8 @@ def test_ctrl_c_during_a_command_ends_with_130_and_one_line(workdir):
 
 
 # --- stdout closed or failing ---------------------------------------------------------------
-@pytest.mark.parametrize("command", ["graphtool ops >&-", "graphtool ops --json >&-",
-                                     "graphtool run specs/seed_static.yaml -q >&-"])
+@pytest.mark.parametrize("command", quick_first(["graphtool ops >&-", "graphtool ops --json >&-",
+                                                 "graphtool run specs/seed_static.yaml -q >&-"]))
 def test_a_closed_stdout_is_an_io_error_in_one_line(command, workdir):
     done = shell(command, workdir)
     assert done.returncode == 74
@@ -85,9 +88,9 @@ def test_a_closed_stdout_is_fine_when_nothing_is_printed(workdir):
     assert (workdir / "outputs" / "seed_static" / "graph.dot").is_file()
 
 
-@pytest.mark.parametrize("command", ["graphtool ops --json", "graphtool ops",
-                                     "graphtool run specs/seed_static.yaml --json -q",
-                                     "graphtool viz specs/seed_static.yaml -o - -q"])
+@pytest.mark.parametrize("command", quick_first(["graphtool ops --json", "graphtool ops",
+                                                 "graphtool run specs/seed_static.yaml --json -q",
+                                                 "graphtool viz specs/seed_static.yaml -o - -q"]))
 def test_a_full_disk_on_stdout_is_74_with_one_line(command, workdir):
     done = shell(f"{command} > /dev/full", workdir)
     assert done.returncode == 74
@@ -111,7 +114,7 @@ OUTPUT_KINDS = {
 }
 
 
-@pytest.mark.parametrize("kind", OUTPUT_KINDS)
+@pytest.mark.parametrize("kind", quick_first(OUTPUT_KINDS))
 def test_a_reader_gone_before_the_first_write_is_141_quietly(kind, workdir):
     read_end, write_end = os.pipe()
     os.close(read_end)
@@ -122,7 +125,7 @@ def test_a_reader_gone_before_the_first_write_is_141_quietly(kind, workdir):
     assert "Traceback" not in done.stderr and "error" not in done.stderr
 
 
-@pytest.mark.parametrize("kind", OUTPUT_KINDS)
+@pytest.mark.parametrize("kind", quick_first(OUTPUT_KINDS))
 def test_a_reader_gone_with_output_unread_is_141_quietly(kind, workdir):
     """A reader that takes the first byte and leaves: whatever the output kind, 141."""
     out_read, out_write = os.pipe()
@@ -136,7 +139,7 @@ def test_a_reader_gone_with_output_unread_is_141_quietly(kind, workdir):
     assert "Traceback" not in err and "error" not in err
 
 
-@pytest.mark.parametrize("kind", ["table", "json", "csv", "dot"])
+@pytest.mark.parametrize("kind", quick_first(["table", "json", "csv", "dot"]))
 def test_head_ends_every_output_kind_alike(kind, workdir):
     """`| head -n 1` that reads the whole (small) output in its first read: nothing was lost,
     so 0, for tables as for JSON (each kind reaches stdout in one write)."""
@@ -161,7 +164,7 @@ def test_a_reader_that_reads_only_after_the_process_ended_gets_everything(workdi
         assert json.loads(child.stdout.read())["ops"]
 
 
-@pytest.mark.parametrize("kind", OUTPUT_KINDS)
+@pytest.mark.parametrize("kind", quick_first(OUTPUT_KINDS))
 def test_a_reader_that_reads_everything_is_0(kind, workdir):
     done = shell(f"set -o pipefail; graphtool {' '.join(OUTPUT_KINDS[kind])} | cat > /dev/null",
                  workdir)
@@ -169,9 +172,10 @@ def test_a_reader_that_reads_everything_is_0(kind, workdir):
 
 
 # --- what goes to a pipe is plain -----------------------------------------------------------
-@pytest.mark.parametrize("args", [["run", "--bogus", "specs/seed_static.yaml"], ["run"],
-                                  ["bench", "specs/seed_static.yaml", "--repeat", "0"],
-                                  ["nosuchcommand"]])
+@pytest.mark.parametrize("args", quick_first([["run", "--bogus", "specs/seed_static.yaml"],
+                                              ["run"],
+                                              ["bench", "specs/seed_static.yaml", "--repeat", "0"],
+                                              ["nosuchcommand"]]))
 def test_usage_errors_are_plain_text_when_stderr_is_a_pipe(args, workdir):
     done = subprocess.run([GRAPHTOOL, *args], cwd=workdir, env=env(), capture_output=True,
                           text=True, timeout=120)
@@ -180,7 +184,7 @@ def test_usage_errors_are_plain_text_when_stderr_is_a_pipe(args, workdir):
     assert "Error:" in done.stderr and "\x1b[" not in done.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["bench", "-h"]])
+@pytest.mark.parametrize("args", quick_first([["--help"], ["run", "--help"], ["bench", "-h"]]))
 def test_help_is_plain_text_when_stdout_is_a_pipe(args, workdir):
     done = subprocess.run([GRAPHTOOL, *args], cwd=workdir, env=env(), capture_output=True,
                           text=True, timeout=120)

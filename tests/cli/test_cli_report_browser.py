@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from cli.app import app
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
-pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no chromium: install the "
-                                "Debian package `chromium` (.ci/run does)")
+pytestmark = [pytest.mark.skipif(find_chromium() is None, reason="no chromium: install the "
+                                 "Debian package `chromium` (.ci/run does)"),
+              pytest.mark.slow]  # a headless browser per test
 
 EXECUTED_FILL = (0x64, 0x95, 0xED)  # Chainer's function-node blue in the executed graph
 IR_FILL = (0xDC, 0xE8, 0xF5)  # static IR op boxes

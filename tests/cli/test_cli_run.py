@@ -6,18 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
 
-from cli.app import app
 from graphcore import serializers
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
-runner = CliRunner()
-
-
-def invoke(*args, input=None):
-    return runner.invoke(app, [str(a) for a in args], input=input)
 
 
 def run_json(*args):

@@ -9,18 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
 
-from cli.app import app
 from graphcore.commands.viz.draw import find_renderer
 
 SPECS = sorted((Path(__file__).resolve().parents[2] / "specs").glob("*.yaml"))
 SPEC = {p.stem: p for p in SPECS}
-runner = CliRunner()
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def ok(*args):
@@ -35,10 +29,12 @@ def run_json(path, tmp_path, *args):
 
 # --- run --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
-def test_run_static_reports_what_dynamic_reports(path, tmp_path):
-    dynamic = run_json(path, tmp_path / "d")
-    result = ok("run", path, "--mode", "static", "--json", "--out-dir", tmp_path / "s")
-    static = json.loads(result.stdout)
+def test_run_static_reports_what_dynamic_reports(path, shipped):
+    first, second = shipped.run(path, "dynamic"), shipped.run(path, "static")  # read-only
+    assert first.result.exit_code == 0, first.result.stderr
+    assert second.result.exit_code == 0, second.result.stderr
+    result = second.result
+    dynamic, static = json.loads(first.result.stdout), json.loads(result.stdout)
     assert set(static) == set(dynamic) | {"static"}
     assert static["mode"] == "static" and dynamic["mode"] == "dynamic"
     for key in ("schema_version", "spec", "seed", "path", "examples"):
@@ -62,15 +58,15 @@ def test_run_static_reports_what_dynamic_reports(path, tmp_path):
         "fuse_elementwise", "plan_memory"]
     assert all(set(p) == {"name", "nodes_removed", "bytes_saved", "notes"}
                for p in section["passes"])
-    folder = tmp_path / "s" / static["spec"]
+    folder = second.out_dir / static["spec"]
     ir, optimized = folder / "ir.txt", folder / "ir.optimized.txt"
-    assert result.stderr.splitlines()[-3:] == [f"wrote {folder / 'run.json'}", f"wrote {ir}",
-                                               f"wrote {optimized}"]
+    assert result.stderr.splitlines()[-4:] == [f"wrote {folder / 'run.json'}", f"wrote {ir}",
+                                               f"wrote {optimized}", f"wrote {second.arrays}"]
     assert ir.read_text().startswith(f"graph {static['spec']} {{\n")
     assert len(optimized.read_text().splitlines()) <= len(ir.read_text().splitlines())
     assert section["nodes"] == {"traced": len(ir.read_text().splitlines()) - 3,
                                 "optimized": len(optimized.read_text().splitlines()) - 3}
-    assert not (tmp_path / "d" / static["spec"] / "ir.txt").exists()
+    assert not (first.out_dir / static["spec"] / "ir.txt").exists()
 
 
 def test_static_json_is_byte_identical_apart_from_timing(tmp_path):

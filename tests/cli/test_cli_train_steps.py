@@ -17,18 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import invoke as cli
 from sequence_training import BODY_IF, write_sequences
-from typer.testing import CliRunner
 
-from cli.app import app
 from graphcore.commands.bench_train import FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
-
-
-def cli(*args, env=None):
-    return runner.invoke(app, [*map(str, args)], env=env)
 
 
 # --- bench --train --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -212,6 +213,7 @@ def test_a_second_spec_and_the_files_written(tmp_path):
     assert legend[:2] == ["only in seed_dynamic.yaml", "only in seed_static.yaml"]
 
 
+@pytest.mark.slow  # processes; test_computational_graph's two-process DOT test stays quick
 def test_the_diff_is_byte_identical_across_processes(tmp_path):
     def dot(hash_seed):
         done = subprocess.run(

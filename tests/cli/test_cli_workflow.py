@@ -5,21 +5,16 @@ real subprocess; bad data gets located exit-65 answers."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import graphtool_popen as graphtool
+from cli_helpers import invoke as cli
 
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 
 SPEC = """graphtool: 1
 name: points
@@ -52,10 +47,6 @@ def folder(tmp_path: Path) -> Path:
     write_points(tmp_path / "points.csv", 160)
     (tmp_path / "points.yaml").write_text(SPEC)
     return tmp_path
-
-
-def cli(*args):
-    return runner.invoke(app, [*map(str, args)])
 
 
 def test_train_reports_epochs_and_writes_its_files(folder):
@@ -132,12 +123,7 @@ def test_predict_and_run_eval_agree_on_5_and_1000_rows(folder):
             np.testing.assert_array_equal(arrays["logits"], predicted.astype(np.float32))
 
 
-def graphtool(*args, cwd: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
+@pytest.mark.slow  # three training processes, one interrupted
 def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
     spec = folder / "points.yaml"
     spec.write_text(SPEC.replace("epochs: 6", "epochs: 400"))

@@ -1,28 +1,40 @@
 """The import rules (ARCHITECTURE.md): the contracts in pyproject.toml hold (so plain ``pytest``
 fails on a broken rule, as ``lint-imports`` in CI does); no import circle at all but the
 engine's, a package's ``__init__`` and its own modules included (import-linter's
-acyclic_siblings cannot see those); no private name crosses a module."""
+acyclic_siblings cannot see those); no private name crosses a module.
+
+The import graph is read in a process of its own, from the files only: inside the test
+process, after other test files (a pytest-xdist worker's share of the suite), import-linter
+was seen to report ``ignore_imports`` lines as matching nothing while the same check passed
+alone."""
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
-
-import grimp
-from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 # Chainer's own circle: a Variable's backward() and unchain_backward() reach the engine.
 ENGINE_CIRCLE = {"graphcore.variable", "graphcore.function_node", "graphcore.backprop"}
 
 
-def test_the_import_contracts_hold(monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+GRAPH = """
+import json, grimp
+graph = grimp.build_graph("graphcore", "cli", exclude_type_checking_imports=True, cache_dir=None)
+print(json.dumps({m: sorted(graph.find_modules_directly_imported_by(m)) for m in graph.modules}))
+"""
 
 
-def circles(graph: grimp.ImportGraph) -> list[set[str]]:
+def test_the_import_contracts_hold():
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def circles(graph: dict[str, list[str]]) -> list[set[str]]:
     """Every set of two or more modules that import each other round (Tarjan's strongly
     connected components)."""
     index: dict[str, int] = {}
@@ -35,7 +47,7 @@ def circles(graph: grimp.ImportGraph) -> list[set[str]]:
         index[module] = low[module] = len(index)
         stack.append(module)
         on_stack.add(module)
-        for other in sorted(graph.find_modules_directly_imported_by(module)):
+        for other in graph[module]:
             if other not in index:
                 visit(other)
                 low[module] = min(low[module], low[other])
@@ -53,9 +65,9 @@ def circles(graph: grimp.ImportGraph) -> list[set[str]]:
                 found.append(group)
 
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10 * len(graph.modules)))
+    sys.setrecursionlimit(max(limit, 10 * len(graph)))
     try:
-        for module in sorted(graph.modules):
+        for module in sorted(graph):
             if module not in index:
                 visit(module)
     finally:
@@ -64,18 +76,15 @@ def circles(graph: grimp.ImportGraph) -> list[set[str]]:
 
 
 def test_no_import_circle_but_the_engines():
-    graph = grimp.build_graph("graphcore", "cli", exclude_type_checking_imports=True,
-                              cache_dir=None)
+    done = subprocess.run([sys.executable, "-c", GRAPH], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, check=True)
+    graph = json.loads(done.stdout)
+    assert "graphcore.commands.train.session" in graph  # the whole library was read
     assert [sorted(c) for c in circles(graph) if c != ENGINE_CIRCLE] == []
 
 
 def test_the_circle_finder_finds_a_package_and_its_module():
-    graph = grimp.ImportGraph()
-    for name in ("pkg", "pkg.family", "pkg.other"):
-        graph.add_module(name)
-    graph.add_import(importer="pkg", imported="pkg.family")
-    graph.add_import(importer="pkg.family", imported="pkg")
-    graph.add_import(importer="pkg.other", imported="pkg")
+    graph = {"pkg": ["pkg.family"], "pkg.family": ["pkg"], "pkg.other": ["pkg"]}
     assert circles(graph) == [{"pkg", "pkg.family"}]
 
 

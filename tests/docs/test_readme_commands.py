@@ -58,6 +58,17 @@ def command_lines() -> list[str]:
             for line in block]
 
 
+# Lines that take seconds (a cluster, timing runs of every spec, training, a report with its
+# benchmarks, ONNX export and Runtime, drawings rendered by Graphviz): `pytest -m "not slow"`
+# leaves them out (test_cli_viz*, test_cli_bench, test_cli_train... cover those commands
+# in-process), CI runs them.
+SLOW = re.compile(r"graphtool (sweep|bench|report|train|export|viz)\b")
+
+
+def marked(line: str):
+    return pytest.param(line, marks=pytest.mark.slow) if SLOW.search(line) else line
+
+
 def walk_throughs() -> list[tuple[str, list[str]]]:
     return [(heading, block) for heading, block in sh_blocks() if heading in IN_ORDER]
 
@@ -131,7 +142,7 @@ def run_line(line: str, cwd: Path) -> None:
     assert "Traceback" not in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("line", command_lines())
+@pytest.mark.parametrize("line", [marked(line) for line in command_lines()])
 def test_readme_command_runs_and_writes_only_under_outputs(line, scratch):
     before = files_under(scratch)
     run_line(line, scratch)
@@ -140,6 +151,7 @@ def test_readme_command_runs_and_writes_only_under_outputs(line, scratch):
     assert not stray, f"{line} wrote outside outputs/: {stray}"
 
 
+@pytest.mark.slow  # two training runs, evaluate, predict: each a process
 @pytest.mark.parametrize("heading, lines", walk_throughs())
 def test_readme_walk_through_runs_in_order_and_writes_only_under_outputs(heading, lines,
                                                                           scratch):

@@ -38,7 +38,10 @@ SPECS = {path.name: path.read_text(encoding="utf-8").replace(*SHRUNK.get(path.na
 MAX_TRIPS = 100  # mutated specs whose loops run steps more often are loaded, not run
 
 # A file that exists only if something in a spec got executed.
-MARKER = Path(tempfile.gettempdir()) / f"graphtool_fuzz_pwned_{os.getpid()}"
+# One name per test run (the payloads are in the test ids, which pytest-xdist's workers must
+# collect alike: its run id, else this process's id).
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))[:12]
+MARKER = Path(tempfile.gettempdir()) / f"graphtool_fuzz_pwned_{RUN}"
 PAYLOADS = [
     f'!!python/object/apply:os.system ["touch {MARKER}"]',
     f"!!python/object/apply:subprocess.check_call [[touch, {MARKER}]]",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import quick_first
 from time_limits import time_limit
 
 from graphcore.errors import SpecError, SpecErrors
@@ -240,7 +241,8 @@ def test_for_each_over_a_long_computed_value_is_refused_before_running_it():
         "the limit of 100,000")
 
 
-@pytest.mark.parametrize("text", [NESTED_REPEATS, HUGE_WHILE, LONG_FOR_EACH, NESTED_UNROLL])
+@pytest.mark.parametrize("text", quick_first([NESTED_REPEATS, HUGE_WHILE, LONG_FOR_EACH,
+                                              NESTED_UNROLL]))
 def test_unbounded_work_is_refused_under_a_memory_cap(tmp_path, text):
     stderr = refused_capped(tmp_path, text)
     assert "over the limit" in stderr
@@ -275,7 +277,7 @@ graph:
 """
 
 
-@pytest.mark.parametrize(("text", "message"), [
+@pytest.mark.parametrize(("text", "message"), quick_first([
     (LAZY_LINEAR, "linear: its weight W would have 400,000,000 elements (shape (20000, 20000)), "
      "over the limit of 50,000,000"),
     (BIG_RESULTS.replace("STEP", "{op: matmul, from: [a, b]}"), "matmul: the result would have "
@@ -284,7 +286,7 @@ graph:
      "would have 120,000,000 elements (its 3 inputs together), over the limit of 50,000,000"),
     (BIG_RESULTS.replace("STEP", "{op: add, from: [a, b]}"), "add: the result would have "
      "400,000,000 elements (shape (20000, 20000)), over the limit of 50,000,000"),
-])
+]))
 def test_sizes_known_only_from_the_inputs_are_refused_before_allocating(tmp_path, text,
                                                                          message):
     stderr = refused_capped(tmp_path, text)
@@ -408,7 +410,7 @@ def test_a_fitting_params_file_loads(tmp_path):
     assert model.l1.W.array.shape == (5, 4) and model.l1.W.array.sum() == 20
 
 
-@pytest.mark.parametrize("content", [b"graphtool: 1\nname: x\n", b"\x93NUMPY\x01\x00"])
+@pytest.mark.parametrize("content", quick_first([b"graphtool: 1\nname: x\n", b"\x93NUMPY\x01\x00"]))
 def test_a_params_file_that_is_not_npz_says_so(tmp_path, content):
     path = tmp_path / "params.yaml"
     path.write_bytes(content)
@@ -445,13 +447,13 @@ class Broken(graphcore.FunctionNode):
 '''
 
 
-@pytest.mark.parametrize(("body", "message"), [
+@pytest.mark.parametrize(("body", "message"), quick_first([
     ("return inputs[0] * 2", "forward must return a tuple of numpy arrays, got one array of "
      "shape (2, 2) (return it as a 1-tuple: `return y,`)"),
     ("return inputs[0].tolist()", "forward must return a tuple of numpy arrays, got a list of "
      "list"),
     ("raise SystemExit(3)", "forward called exit (3)"),
-])
+]))
 def test_a_broken_plugin_op_is_a_located_runtime_failure(tmp_path, body, message):
     op = f"broken_{abs(hash(body)) % 10**8}"
     (tmp_path / "ops.py").write_text(PLUGIN.replace("OP", op).replace("BODY", body))

@@ -9,7 +9,8 @@ from matrix_helpers import Matrix
 
 
 @pytest.fixture(scope="module")
-def matrix(tmp_path_factory):
+def matrix(tmp_path_factory, shipped):
     session = Matrix(tmp_path_factory.mktemp("matrix"))
+    session.shipped = shipped  # check and run: the session's, shared with tests/cli
     yield session
     session.close()

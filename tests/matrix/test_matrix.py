@@ -97,8 +97,8 @@ def last(expected):
 # --- run, run --eval ------------------------------------------------------------------------
 
 def cell_run(matrix, family, mode, tmp_path):
-    arrays, out = tmp_path / "arrays.npz", tmp_path / "out"
-    result = matrix.cli(family, "run", "--mode", mode, "--json", "-o", arrays, "--out-dir", out)
+    done = matrix.shipped.run(spec_path(family), mode)  # the session's run, read-only
+    result, arrays, out = done.result, done.arrays, done.out_dir
     ok(result)
     doc = json.loads(result.stdout)
     assert {"schema_version", "spec", "seed", "mode", "loss", "outputs", "grads", "path",
@@ -118,7 +118,7 @@ def cell_run(matrix, family, mode, tmp_path):
     if mode == "static":
         assert "%" in (folder / "ir.txt").read_text()
         assert "%" in (folder / "ir.optimized.txt").read_text()
-        dynamic = matrix.cli(family, "run", "--json", "--out-dir", tmp_path / "dynamic", "-q")
+        dynamic = matrix.shipped.run(spec_path(family), "dynamic").result
         ok(dynamic)
         assert doc["loss"] == pytest.approx(json.loads(dynamic.stdout)["loss"], rel=1e-5,
                                             abs=1e-6)
@@ -320,7 +320,7 @@ def cell_bench(matrix, family, mode, tmp_path):
 
 
 def cell_check(matrix, family, mode, tmp_path):
-    result = matrix.cli(family, "check", "--mode", mode, "--json", "-q")
+    result = matrix.shipped.check(spec_path(family), mode)  # also read by tests/cli
     ok(result)
     doc = json.loads(result.stdout)
     assert doc["ok"] is True and doc["mode"] == mode
@@ -405,6 +405,7 @@ def _process(matrix, family, *args, stdin=None):
     return subprocess.run(command, input=stdin, capture_output=True, timeout=300)
 
 
+@pytest.mark.slow  # a process; the predict cells read the same rows in-process
 def test_predict_reads_npy_rows_piped_into_a_process(matrix):
     """`cat rows.npy | graphtool predict SPEC --params P --input x=- -o -`."""
     family = "data_npz"
@@ -416,6 +417,7 @@ def test_predict_reads_npy_rows_piped_into_a_process(matrix):
     assert_predictions_csv(done.stdout.decode(), expected_rows(matrix, family, taken))
 
 
+@pytest.mark.slow  # a process; the refused cells show the same in-process
 def test_a_refusal_in_a_process_is_one_located_line_and_its_exit_code(matrix, tmp_path):
     family, command = "for_each", "predict -o -"
     done = _process(matrix, family, "predict", "--params", matrix.trained(family), "-o", "-",

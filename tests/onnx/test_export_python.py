@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke
 
 import graphcore.functions as F
 import graphcore.links as L
-from cli.app import app
 from graphcore.links import Chain
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
@@ -21,7 +20,6 @@ ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed
 from graphcore.onnx import ExportError, export  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-runner = CliRunner()
 
 
 class MLP(Chain):
@@ -78,10 +76,6 @@ def test_an_input_traced_as_a_constant_is_refused():
     with pytest.raises(ExportError, match="input 'keep' reaches the outputs only through values "
                        "traced as constants"):
         export(model, (x, keep), input_names=["x", "keep"])
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def _one_line_error(result, code, *parts, at=None):

@@ -5,17 +5,10 @@ import json
 import shlex
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from cli.app import app
+from cli_helpers import invoke
 
 SPECS = Path(__file__).resolve().parents[3] / "specs"
 SPEC = SPECS / "residual_mlp.yaml"
-runner = CliRunner()
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def sweep_rows(out_dir, name="residual_mlp"):

@@ -19,6 +19,8 @@ from sweep_helpers import SPEC, SPECS, assert_train_rows_equal_alone, invoke, sw
 from graphcore.commands.sweep import local_cluster
 
 distributed = pytest.importorskip("distributed")
+# Every test but the usage errors runs on a cluster of worker processes: slow (the sweep's logic
+# is tested without a cluster in test_sweep_grid, _limits, _resume_file and _data).
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +29,7 @@ def scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.slow
 def test_the_local_cluster_workers_log_only_critical(scheduler):
     """Dask's shutdown race (a heartbeat meeting the closing scheduler) logs an ERROR with a
     traceback from a worker after a sweep that succeeded: the sweep's own workers keep quiet
@@ -38,6 +41,7 @@ def test_the_local_cluster_workers_log_only_critical(scheduler):
     assert len(levels) == 2 and set(levels.values()) == {logging.CRITICAL}
 
 
+@pytest.mark.slow
 def test_six_point_train_sweep_equals_the_points_alone(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "params.width=4,8,16", "--grid",
                     "train.lr=1e-3,1e-2", "--grid", "train.steps=5", "--scheduler", scheduler,
@@ -57,6 +61,7 @@ def test_six_point_train_sweep_equals_the_points_alone(scheduler, tmp_path):
     assert len(csv_lines) == 7 and "final_loss" in csv_lines[0]
 
 
+@pytest.mark.slow
 def test_bench_sweep_rows_match_bench_alone(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--command", "bench", "--grid", "bench.batch=2,4",
                     "--repeat", 2, "--scheduler", scheduler, "--out-dir", tmp_path, "--json")
@@ -76,6 +81,7 @@ def test_bench_sweep_rows_match_bench_alone(scheduler, tmp_path):
         assert all(r["batch"] == int(row["settings"]["bench.batch"]) for r in results)
 
 
+@pytest.mark.slow
 def test_a_failing_point_is_recorded_and_the_rest_run(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.batch_size=2,100,4", "--grid",
                     "train.steps=3", "--scheduler", scheduler, "--out-dir", tmp_path)
@@ -89,6 +95,7 @@ def test_a_failing_point_is_recorded_and_the_rest_run(scheduler, tmp_path):
     assert_train_rows_equal_alone([r for r in rows if r["status"] == "ok"], tmp_path / "a")
 
 
+@pytest.mark.slow
 def test_every_point_failing_is_exit_1(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.batch_size=100", "--scheduler", scheduler,
                     "--out-dir", tmp_path)
@@ -96,6 +103,7 @@ def test_every_point_failing_is_exit_1(scheduler, tmp_path):
     assert sweep_rows(tmp_path)[0]["exit_class"] == "usage"
 
 
+@pytest.mark.slow
 def test_resume_runs_only_the_missing_points(scheduler, tmp_path):
     first = invoke("sweep", SPEC, "--grid", "train.lr=1e-3,1e-2", "--grid", "train.steps=4",
                    "--scheduler", scheduler, "--out-dir", tmp_path)
@@ -127,12 +135,14 @@ def test_usage_errors(tmp_path):
         assert result.exit_code == 2 and message in result.stderr, (args, result.stderr)
 
 
+@pytest.mark.slow
 def test_unknown_sort_figure_names_the_figures(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.steps=2", "--sort", "val_accuracy",
                     "--scheduler", scheduler, "--out-dir", tmp_path)
     assert result.exit_code == 2 and "figures: final_loss" in result.stderr
 
 
+@pytest.mark.slow
 def test_default_local_cluster_and_random_points(tmp_path):
     result = invoke("sweep", SPEC, "--grid", "train.lr=1e-3:1e-1", "--grid", "train.steps=3",
                     "--random", 3, "--workers", 1, "--out-dir", tmp_path)
@@ -142,6 +152,7 @@ def test_default_local_cluster_and_random_points(tmp_path):
     assert_train_rows_equal_alone(rows, tmp_path / "alone")
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     proc = subprocess.Popen(
@@ -166,6 +177,7 @@ def test_ctrl_c_keeps_the_finished_rows(tmp_path):
     assert 1 <= len(rows) < 30 and all(r["status"] == "ok" for r in rows)
 
 
+@pytest.mark.slow
 def test_bench_points_take_a_whole_worker(tmp_path):
     """On one worker with two threads, two train points may run at once but two bench points
     never do: each takes the worker's whole graphtool resource."""
@@ -215,6 +227,7 @@ loss: {op: sum}
 """
 
 
+@pytest.mark.slow
 def test_plugin_ops_travel_to_the_workers(scheduler, tmp_path):
     """`--plugin` reaches worker processes (the task carries the file's contents; each worker
     runs it once), and the best point's command line names it."""
@@ -233,6 +246,7 @@ def test_plugin_ops_travel_to_the_workers(scheduler, tmp_path):
     assert f"--plugin {tmp_path / 'ops.py'}" in result.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_data_fed_spec_sweeps_as_graphtool_train_and_evaluate(scheduler, tmp_path):
     """The issue's line: every point of digits_mlp trains (its data file reached the worker);
     a row's validation figures are `graphtool evaluate` of `graphtool train --save` for it."""
@@ -255,6 +269,7 @@ def test_a_data_fed_spec_sweeps_as_graphtool_train_and_evaluate(scheduler, tmp_p
     assert result.stdout.splitlines()[-1].startswith("best (validation_loss): graphtool train ")
 
 
+@pytest.mark.slow
 def test_editing_the_data_file_reruns_the_points_on_resume(scheduler, tmp_path):
     (tmp_path / "data").mkdir()
     shutil.copy(SPECS / "digits_mlp.yaml", tmp_path / "digits_mlp.yaml")
@@ -276,6 +291,7 @@ def test_editing_the_data_file_reruns_the_points_on_resume(scheduler, tmp_path):
     assert len(rows) == 2 and all(r["status"] == "ok" for r in rows), rows
 
 
+@pytest.mark.slow
 def test_random_larger_than_the_grid_runs_every_point_and_says_so(scheduler, tmp_path):
     result = invoke("sweep", SPEC, "--grid", "params.width=4,8", "--grid", "train.steps=2",
                     "--random", 5, "--scheduler", scheduler, "--out-dir", tmp_path)

@@ -15,6 +15,9 @@ import pytest
 from sweep_helpers import SPEC, SPECS, assert_train_rows_equal_alone, invoke, sweep_rows
 
 distributed = pytest.importorskip("distributed")
+# A scheduler and two workers as processes: slow (the sweep's logic is tested without a cluster
+# in test_sweep_grid, _limits, _resume_file and _data).
+pytestmark = pytest.mark.slow
 DASK = Path(sys.executable).with_name("dask")
 
 
