@@ -2,7 +2,7 @@
 
 Each finished group (``spec.batching``) adds its path, its outputs and the loss step's
 arguments as arrays with a leading example axis, and its losses. ``result`` makes the
-``RunResult``: the loss total and the last example's outputs at once; the path (one
+``RunResult``: the loss total at once; the last example's outputs, the path (one
 ``example`` entry and the group's entries per example), every example's outputs and the loss
 inputs only when a caller first reads them (``GroupResults`` is the result's ``views``), with
 the contents and types one-example-at-a-time runs give.
@@ -56,20 +56,24 @@ class GroupResults:
                 self.losses[group.index] = losses
 
     def result(self, path: list[PathEntry], timing: dict[str, float]) -> RunResult:
-        """The call's ``RunResult``; ``path``: the entries before the examples' own. The last
-        example's outputs and the loss are made now; the per-example views (this object's
-        ``path``, ``example_outputs``, ``loss_inputs``) when a caller first reads them."""
+        """The call's ``RunResult``; ``path``: the entries before the examples' own. The loss
+        is made now; the last example's outputs and the per-example views (this object's
+        ``outputs``, ``path``, ``example_outputs``, ``loss_inputs``) when a caller first reads
+        them."""
         n = self.n
         self.before = path
         # each example's loss / n added in order, as one-at-a-time runs accumulate it
         total = float(sum((self.losses / n).tolist())) if self.spec.loss else None
-        return RunResult(outputs=self._last_outputs(), loss=total, timing_ms=timing,
-                         examples=n, views=self)
+        return RunResult(loss=total, timing_ms=timing, examples=n, views=self)
 
     # --- per example, on demand ---------------------------------------------------------
     def _outputs(self, done: _Done, k: int) -> dict[str, Any]:
         return {name: self.wrap(slice_output(value, batched, k, done.group, padded, False))
                 for name, (value, batched, padded) in done.outputs.items()}
+
+    def outputs(self) -> dict[str, Any]:
+        """The last example's outputs (``RunResult.outputs``)."""
+        return self._last_outputs()
 
     def _last_outputs(self) -> dict[str, Any]:
         if self._last is None:

@@ -60,9 +60,9 @@ def run_one(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: b
             backward_s = time.perf_counter() - start
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    return RunResult(outputs, None if loss is None else float(loss._array.item()), timing, 1,
-                     loss, views=EagerViews(path, [outputs],
-                                            [] if loss is None else [run.last_args]))
+    return RunResult(None if loss is None else float(loss._array.item()), timing, 1, loss,
+                     views=EagerViews(outputs, path, [outputs],
+                                      [] if loss is None else [run.last_args]))
 
 
 def run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backward: bool,
@@ -105,9 +105,9 @@ def run_examples(spec: Spec, model: SpecModel, inputs: Mapping[str, Any], backwa
                     backward_s += time.perf_counter() - start
     timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
               "total": (forward_s + backward_s) * 1e3}
-    return RunResult(outputs=per_example[-1], loss=total_loss if spec.loss else None,
+    return RunResult(loss=total_loss if spec.loss else None,
                      timing_ms=timing, examples=n, loss_variable=loss_var,
-                     views=EagerViews(path, per_example, loss_args))
+                     views=EagerViews(per_example[-1], path, per_example, loss_args))
 
 
 def bound_dims(spec: Spec, inputs: Mapping[str, Any]) -> list[PathEntry]:

@@ -25,7 +25,10 @@ class PathEntry:
 
 
 class ExampleViews(Protocol):
-    """A run's per-example views, made when a caller first reads them (``RunResult``)."""
+    """A run's outputs and per-example views, made when a caller first reads them
+    (``RunResult``)."""
+
+    def outputs(self) -> dict[str, Any]: ...
 
     def path(self) -> list[PathEntry]: ...
 
@@ -37,11 +40,16 @@ class ExampleViews(Protocol):
 class EagerViews:
     """Views a run made as it went (one pass, or one example at a time)."""
 
-    __slots__ = ("_path", "_example_outputs", "_loss_inputs")
+    __slots__ = ("_outputs", "_path", "_example_outputs", "_loss_inputs")
 
-    def __init__(self, path: list[PathEntry], example_outputs: list[dict[str, Any]],
+    def __init__(self, outputs: dict[str, Any], path: list[PathEntry],
+                 example_outputs: list[dict[str, Any]],
                  loss_inputs: list[tuple[Any, ...]]) -> None:
+        self._outputs = outputs
         self._path, self._example_outputs, self._loss_inputs = path, example_outputs, loss_inputs
+
+    def outputs(self) -> dict[str, Any]:
+        return self._outputs
 
     def path(self) -> list[PathEntry]:
         return self._path
@@ -54,9 +62,12 @@ class EagerViews:
 
 
 class _NoViews:
-    """A result without per-example views: each reads as a new empty list."""
+    """A result without outputs or per-example views: each reads as a new empty one."""
 
     __slots__ = ()
+
+    def outputs(self) -> dict[str, Any]:
+        return {}
 
     def path(self) -> list[PathEntry]:
         return []
@@ -76,19 +87,23 @@ class RunResult:
     """What one run produced. With sequence inputs (``lengths``) the graph ran once per
     example: ``outputs`` then hold the last example's values and ``example_outputs`` all.
 
-    ``path``, ``example_outputs`` and ``loss_inputs`` (the arrays the loss step took, one
-    tuple per example, which metrics compare) come from ``views`` on first read and are kept
-    (a batched call knows them as a few group arrays: expanding them into one Python object per
-    example costs more than the batched run, and most callers never read them); assigning one
-    replaces it. Results compare by identity: per-example views are not values."""
+    ``outputs``, ``path``, ``example_outputs`` and ``loss_inputs`` (the arrays the loss step
+    took, one tuple per example, which metrics compare) come from ``views`` on first read and
+    are kept (a batched call knows them as a few group arrays: even the last example's outputs
+    cost a tenth of a small batched replay, and most callers, timings and training steps,
+    never read them); assigning one replaces it. Results compare by identity: per-example
+    views are not values."""
 
-    outputs: dict[str, Any]
     loss: float | None
     timing_ms: dict[str, float]
     examples: int = 1
     loss_variable: Variable | None = None
     batching: dict[str, Any] | None = None  # how examples were batched (spec.batching)
     views: ExampleViews = field(default=NO_VIEWS, repr=False)
+
+    @cached_property
+    def outputs(self) -> dict[str, Any]:
+        return self.views.outputs()
 
     @cached_property
     def path(self) -> list[PathEntry]:

@@ -152,9 +152,9 @@ class StaticSpecRunner:
             params[name]._grad = g
         timing = {"forward": forward_s * 1e3, "backward": backward_s * 1e3,
                   "total": (forward_s + backward_s) * 1e3}
-        return RunResult(outputs=per_example[-1], loss=total if self.spec.loss else None,
+        return RunResult(loss=total if self.spec.loss else None,
                          timing_ms=timing, examples=n,
-                         views=EagerViews(path, per_example, loss_args))
+                         views=EagerViews(per_example[-1], path, per_example, loss_args))
 
     def cache_key(self, example: dict[str, np.ndarray], backward: bool,
                   call_kind: Any = False) -> tuple:

@@ -98,6 +98,7 @@ def test_results_read_lazily_as_plain_lists(static):
     spec = load_spec_text(BRANCH, "branch.yaml")
     result, _ = _run(spec, _float64(make_inputs(spec.inputs, 0), stacked=True), static)
     assert "path" not in result.__dict__  # nothing built before a read
+    assert "outputs" not in result.__dict__
     assert type(result.path) is list and all(type(e) is PathEntry for e in result.path)
     assert [e.kind for e in result.path].count("example") == 16
     assert type(result.example_outputs) is list and len(result.example_outputs) == 16
@@ -110,10 +111,11 @@ def test_results_read_lazily_as_plain_lists(static):
 
 
 def test_a_result_without_views_reads_empty_lists_of_its_own():
-    first = RunResult(outputs={}, loss=None, timing_ms={})
-    second = RunResult(outputs={}, loss=None, timing_ms={})
+    first = RunResult(loss=None, timing_ms={})
+    second = RunResult(loss=None, timing_ms={})
     first.path.append(PathEntry("example", None, {"index": 0}))
     assert second.path == [] and first.example_outputs == [] and first.loss_inputs == []
+    assert first.outputs == {} and first.outputs is not second.outputs
     assert first != second  # results compare by identity
 
 
