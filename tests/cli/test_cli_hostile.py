@@ -15,17 +15,14 @@ is a real process (its own cwd, file descriptors, signal handlers and exit code)
 
 from __future__ import annotations
 
-import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from capped_server import CappedServer
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
@@ -37,81 +34,9 @@ TIME_LIMIT_S = 20     # per command: a generated command that runs longer is a f
 MAX_STDERR = 4096
 INTERNAL, TIMEOUT = 70, "timeout"
 
-SERVER = r"""
-import json, os, signal, sys
-sys.path.insert(0, sys.argv[1])
-from cli.entry import main
-limit = int(sys.argv[2])
-for line in sys.stdin:
-    job = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            signal.alarm(limit)
-            os.chdir(job["cwd"])
-            fd = os.open(job["stdin"], os.O_RDONLY)
-            os.dup2(fd, 0)
-            for target, name in ((1, "out"), (2, "err")):
-                fd = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                os.dup2(fd, target)
-            sys.argv = ["graphtool", *job["argv"]]
-            try:
-                main()
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        result = "timeout" if os.WTERMSIG(status) == signal.SIGALRM else -os.WTERMSIG(status)
-    else:
-        result = os.WEXITSTATUS(status)
-    print(json.dumps(result), flush=True)
-"""
-
-
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-class Server:
-    """The forking server: ``run(argv, cwd, stdin_bytes)`` -> (exit code, stdout, stderr)."""
-
-    def __init__(self, scratch: Path) -> None:
-        self.scratch = scratch
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "NO_COLOR": "1", "COLUMNS": "100"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(ROOT), str(TIME_LIMIT_S)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, env=env, preexec_fn=_cap_memory)
-
-    def run(self, argv: list[str], cwd: Path, stdin: bytes = b"") -> tuple[object, bytes, bytes]:
-        io_dir = Path(tempfile.mkdtemp(dir=self.scratch, prefix="io-"))
-        (io_dir / "stdin").write_bytes(stdin)
-        job = {"argv": argv, "cwd": str(cwd), "stdin": str(io_dir / "stdin"),
-               "out": str(io_dir / "stdout"), "err": str(io_dir / "stderr")}
-        self.process.stdin.write(json.dumps(job) + "\n")
-        self.process.stdin.flush()
-        code = json.loads(self.process.stdout.readline())
-        out, err = (io_dir / "stdout").read_bytes(), (io_dir / "stderr").read_bytes()
-        shutil.rmtree(io_dir)
-        return code, out, err
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.stdout.close()
-        self.process.wait(30)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("hostile-io"))
+    server = CappedServer(tmp_path_factory.mktemp("hostile-io"), MEMORY_CAP, TIME_LIMIT_S)
     yield server
     server.close()
 
@@ -169,7 +94,8 @@ def run_case(server, root, argv, files=None, stdin=b"", outputs=()):
     for name, data in (files or {}).items():
         (folder / name).write_bytes(data)
     before = snapshot(folder)
-    result = server.run(argv, folder, stdin)
+    code, _, out, err = server.run(argv, folder, stdin)
+    result = code, out, err
     check(result, folder, before, list(outputs), argv)
     shutil.rmtree(folder)
     return result

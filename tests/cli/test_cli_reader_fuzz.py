@@ -20,11 +20,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import shutil
 import struct
-import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -32,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from array_file_bytes import npy_bytes, npy_header, npz_bytes
+from capped_server import CappedServer
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -41,101 +39,6 @@ MAX_RSS = 600 << 20   # peak resident memory of one command (graphtool itself: a
 TIME_LIMIT_S = 20
 MAX_STDERR = 4096
 ALLOWED_CODES = {0, 1, 2, 65, 66}  # ok, failed run, usage, bad data, unreadable input
-
-# Forks one child per job: the child runs `graphtool ARGV` (stdin from a file); the server
-# reports its exit code (or "timeout" / -signal) and its peak RSS in bytes.
-SERVER = r"""
-import json, os, signal, sys
-sys.path.insert(0, sys.argv[1])
-from cli.entry import main
-limit = int(sys.argv[2])
-for line in sys.stdin:
-    job = json.loads(line)
-    if job.get("warm"):  # run once here, so each child starts with what commands load
-        os.chdir(job["cwd"])
-        saved = os.dup(1), os.dup(2)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        sys.argv = ["graphtool", *job["argv"]]
-        try:
-            main()
-        except SystemExit:
-            pass
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-        print(json.dumps([0, 0]), flush=True)
-        continue
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            signal.alarm(limit)
-            os.chdir(job["cwd"])
-            fd = os.open(job["stdin"], os.O_RDONLY)
-            os.dup2(fd, 0)
-            for target, name in ((1, "out"), (2, "err")):
-                fd = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                os.dup2(fd, target)
-            sys.argv = ["graphtool", *job["argv"]]
-            try:
-                main()
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code)
-    _, status, usage = os.wait4(pid, 0)
-    if os.WIFSIGNALED(status):
-        result = "timeout" if os.WTERMSIG(status) == signal.SIGALRM else -os.WTERMSIG(status)
-    else:
-        result = os.WEXITSTATUS(status)
-    print(json.dumps([result, usage.ru_maxrss * 1024]), flush=True)
-"""
-
-
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-class Server:
-    def __init__(self, scratch: Path) -> None:
-        self.scratch = scratch
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "NO_COLOR": "1", "COLUMNS": "100"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(ROOT), str(TIME_LIMIT_S)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, env=env, preexec_fn=_cap_memory)
-
-    def warm(self, argv: list[str], cwd: Path) -> None:
-        """Run ``argv`` in the server itself (output discarded), so that the forked children
-        start with the modules and caches a command loads on its first run."""
-        self.process.stdin.write(json.dumps({"warm": True, "argv": argv, "cwd": str(cwd)})
-                                 + "\n")
-        self.process.stdin.flush()
-        self.process.stdout.readline()
-
-    def run(self, argv: list[str], cwd: Path, stdin: bytes) -> tuple[object, int, bytes]:
-        (cwd / ".stdin").write_bytes(stdin)
-        job = {"argv": argv, "cwd": str(cwd), "stdin": str(cwd / ".stdin"),
-               "out": str(cwd / ".stdout"), "err": str(cwd / ".stderr")}
-        self.process.stdin.write(json.dumps(job) + "\n")
-        self.process.stdin.flush()
-        code, rss = json.loads(self.process.stdout.readline())
-        return code, rss, (cwd / ".stderr").read_bytes()
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.stdout.close()
-        self.process.wait(30)
-
 
 # --- the folder every case starts from: specs reading data.*, parameters that fit them ----
 POINTS = """graphtool: 1
@@ -228,7 +131,7 @@ def base(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, base):
-    server = Server(tmp_path_factory.mktemp("reader-fuzz-io"))
+    server = CappedServer(tmp_path_factory.mktemp("reader-fuzz-io"), MEMORY_CAP, TIME_LIMIT_S)
     for spec, command in (("points_csv.yaml", EVALUATE), ("points_csv.yaml", PREDICT),
                           ("file_npy.yaml", ["run", "{spec}"])):
         server.warm([part.format(spec=spec) for part in command], base)
@@ -236,7 +139,7 @@ def server(tmp_path_factory, base):
     server.close()
 
 
-def run_reader(server: Server, base: Path, reader: str, content: bytes, command: int) -> None:
+def run_reader(server: CappedServer, base: Path, reader: str, content: bytes, command: int) -> None:
     """Run command number ``command`` of ``reader`` on ``content`` and check the answer."""
     spec, template = COMMANDS[reader][command % len(COMMANDS[reader])]
     folder = Path(tempfile.mkdtemp(dir=server.scratch, prefix=f"{reader}-"))
@@ -246,7 +149,7 @@ def run_reader(server: Server, base: Path, reader: str, content: bytes, command:
         (folder / f"data.{suffix}").write_bytes(content)
         argv = [part.format(spec=spec) for part in template]
         stdin = content if "x=-" in argv else b""
-        code, rss, err = server.run(argv, folder, stdin)
+        code, rss, _, err = server.run(argv, folder, stdin)
         text = err.decode("utf-8", "replace")
         shown = f"{reader}: graphtool {' '.join(argv)} -> {code}\n{text[:1500]}"
         assert code != "timeout", f"ran past {TIME_LIMIT_S} s: {shown}"
