@@ -1,27 +1,80 @@
-"""The ``graphtool`` Typer application: global options, the commands, the process entry."""
+"""The ``graphtool`` Typer application: global options, the commands, the process entry.
+
+Each command lives in its own module of ``cli.commands`` (a function of the command's name,
+the module's docstring its help), imported when the command is looked up: a process loads
+the command it runs, not all eleven (``graphtool --help`` and a mistyped command's "did you
+mean" load them all).
+"""
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
+from collections.abc import Iterator, MutableMapping
 
 import typer
-from typer import rich_utils
+from typer.core import TyperGroup
+from typer.main import get_command_from_info
+from typer.models import CommandInfo
 
 try:  # Typer 0.2x ships its own copy of Click
+    from typer._click.core import Command
     from typer._click.exceptions import ClickException
 except ImportError:  # pragma: no cover - older Typer over the click package
-    from click import ClickException
+    from click import ClickException, Command
 
 from cli import stdout
-from cli.commands import bench, check, evaluate, export, ops, predict, report, sweep, train, viz
-from cli.commands import run as run_command
 from cli.errors import BROKEN_PIPE, FAILURE, OK, TERMINATED, State, Terminated
 from cli.version import version
 from graphcore.errors import clip_message
 
+# The commands, in the order help lists them; each is the function of its name in the module
+# of its name in cli.commands.
+COMMANDS = ("run", "train", "evaluate", "predict", "viz", "bench", "check", "ops", "sweep",
+            "report", "export")
+
+
+class _LazyCommands(MutableMapping):
+    """The group's name -> command table: a command's module is imported, and the command
+    built, when the table is first asked for it."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            module = importlib.import_module(f"cli.commands.{name}")
+            info = CommandInfo(name=name, callback=getattr(module, name), help=module.__doc__)
+            self._built[name] = get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._built]))
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._built))
+
+
+class _Group(TyperGroup):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _LazyCommands()
+
+
 app = typer.Typer(
     name="graphtool",
+    cls=_Group,
     help="Build, run, differentiate, draw and time neural-network graphs from YAML specs.",
     add_completion=False,
     no_args_is_help=True,
@@ -45,19 +98,6 @@ def root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks of f
     State.debug = debug
 
 
-app.command("run", help=run_command.__doc__)(run_command.run)
-app.command("train", help=train.__doc__)(train.train)
-app.command("evaluate", help=evaluate.__doc__)(evaluate.evaluate)
-app.command("predict", help=predict.__doc__)(predict.predict)
-app.command("viz", help=viz.__doc__)(viz.viz)
-app.command("bench", help=bench.__doc__)(bench.bench)
-app.command("check", help=check.__doc__)(check.check)
-app.command("ops", help=ops.__doc__)(ops.ops)
-app.command("sweep", help=sweep.__doc__)(sweep.sweep)
-app.command("report", help=report.__doc__)(report.report)
-app.command("export", help=export.__doc__)(export.export)
-
-
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
@@ -75,6 +115,8 @@ def run(args: list[str] | None = None) -> int:
     except ClickException as e:
         e.message = clip_message(e.message)  # an option value may be megabytes long
         if sys.stderr.isatty():
+            from typer import rich_utils  # Rich's panels: only for an error on a terminal
+
             rich_utils.rich_format_error(e)
         else:
             e.show()

@@ -7,15 +7,28 @@
   through ``CliRunner``, an example's ``register_op``) must not leak into later tests. The
   plugin's module goes too (``load_plugin`` runs a file once per process), so a later test
   naming the same file loads and registers it again, as a new process would.
+- Where the environment sets ``PYTHONDONTWRITEBYTECODE`` (CI's does), every process a test
+  starts (``graphtool``, ``python -m cli``; a few hundred in a full run) would compile
+  graphcore and cli from source, a third of its start-up: the session compiles them once.
 """
 
+import compileall
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
 from graphcore import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    if sys.dont_write_bytecode and not hasattr(config, "workerinput"):  # once, not per worker
+        for package in ("graphcore", "cli"):
+            compileall.compile_dir(ROOT / package, quiet=1)
 
 
 @pytest.fixture(autouse=True)

@@ -7,14 +7,15 @@ prefix and without its operands (the edges show those)::
     vjp[index=0, of=relu] : f32[3,5]                           const 1.0 : f32[]
 
 A ``fused`` node lists its program, one instruction a line (``_`` is the running value,
-``inK`` its K-th input, and the edge from that input is labelled ``inK``); a ``guard`` is a
-diamond labelled with its predicate, the outcome the trace saw and where the predicate sits
-in the spec. Leaves (inputs, parameters, constants) are ellipses, computations boxes, fused
-nodes double boxes. The backward half (``vjp`` nodes
-and everything computed from a gradient) is filled orange, the forward half blue; a value the
-graph returns has a bold border and a last label line ``-> <output key>``. Edges run from each
-input to its reader, in operand order; the edge from a ``vjp`` to the forward node it
-differentiates is dashed. Output is a pure function of the graph: byte-identical for equal
+``inK`` its K-th input); the edge from that input carries ``inK`` as a head label (an edge
+label would take a rank of its own and make Graphviz's layout many times slower). A
+``guard`` is a diamond labelled with its predicate, the outcome the trace saw and where the
+predicate sits in the spec. Leaves (inputs, parameters, constants) are ellipses, computations
+boxes, fused nodes double boxes. The backward half (``vjp`` nodes and everything computed
+from a gradient) is filled orange, the forward half blue; a value the graph returns has a
+bold border and a last label line ``-> <output key>``. Edges run from each input to its
+reader, in operand order; the edge from a ``vjp`` to the forward node it differentiates is
+dashed. Output is a pure function of the graph: byte-identical for equal
 graphs. Nothing here prints or writes files.
 
 >>> print(graph_to_dot(graph).splitlines()[2])
@@ -55,7 +56,7 @@ def graph_to_dot(graph: Graph, rankdir: str = "TB") -> str:
             if node.op == "vjp" and position == 0:
                 edge["style"] = "dashed"
             if node.op == "fused":
-                edge["label"] = f"in{position}"
+                edge["headlabel"] = f"in{position}"
             lines.append(f"n{source} -> n{node.id}"
                          + (f" [{attribute_list(edge)}]" if edge else "") + ";")
     lines.append("}")

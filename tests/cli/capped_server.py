@@ -22,7 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVER = r"""
 import json, os, signal, sys
 sys.path.insert(0, sys.argv[1])
+import importlib
+from cli.app import COMMANDS
 from cli.entry import main
+for name in COMMANDS:  # what the commands load, imported once here rather than in each child
+    importlib.import_module("cli.commands." + name)
 limit = int(sys.argv[2])
 for line in sys.stdin:
     job = json.loads(line)

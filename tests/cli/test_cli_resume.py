@@ -435,9 +435,9 @@ def test_a_run_stopped_at_random_moments_then_resumed_equals_an_uninterrupted_on
         before = checkpoint.stat().st_mtime_ns if checkpoint.exists() else None
         child = graphtool(*command, *(["--resume"] if attempt else []), cwd=folder)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not checkpoint.exists() or
-                                               checkpoint.stat().st_mtime_ns == before):
-            time.sleep(0.01)  # until this run has written a checkpoint of its own
+        while child.poll() is None and time.monotonic() < deadline and (
+                not checkpoint.exists() or checkpoint.stat().st_mtime_ns == before):
+            time.sleep(0.01)  # until this run has written a checkpoint of its own (or ended)
         time.sleep(rng.uniform(0.2, 1.0))
         if stop == "sigterm":
             child.send_signal(signal.SIGTERM)

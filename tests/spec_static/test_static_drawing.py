@@ -76,7 +76,7 @@ def test_labels_shapes_edges_and_styles_of_every_kind_of_node():
                                              (6, 7), (7, 8), (3, 8)]
     attrs = {(a, b): extra for a, b, extra in edges}
     assert 'style="dashed"' in attrs[5, 7] and attrs[6, 7] == ""  # vjp -> its forward node
-    assert attrs[7, 8] == ' [label="in0"]' and attrs[3, 8] == ' [label="in1"]'
+    assert attrs[7, 8] == ' [headlabel="in0"]' and attrs[3, 8] == ' [headlabel="in1"]'
 
 
 def test_node_label_is_the_text_form_without_id_and_operands():
