@@ -53,6 +53,7 @@ def main() -> None:
     if 1 in missing or sys.stdout is None:
         sys.stdout = stdout.ClosedStdout()
     from cli.app import run  # the heavy imports
+    from cli.errors import TERMINATED, Terminated
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # commands clean up, then 130
     try:
@@ -60,4 +61,7 @@ def main() -> None:
     except KeyboardInterrupt:  # between the commands' own handling and the exit
         print("interrupted", file=sys.stderr)
         code = INTERRUPTED
+    except Terminated:  # SIGTERM there too (say, while the output drains into a pipe)
+        print("terminated", file=sys.stderr)
+        code = TERMINATED
     sys.exit(code)

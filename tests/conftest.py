@@ -7,9 +7,11 @@
   through ``CliRunner``, an example's ``register_op``) must not leak into later tests. The
   plugin's module goes too (``load_plugin`` runs a file once per process), so a later test
   naming the same file loads and registers it again, as a new process would.
-- Where the environment sets ``PYTHONDONTWRITEBYTECODE`` (CI's does), every process a test
-  starts (``graphtool``, ``python -m cli``; a few hundred in a full run) would compile
-  graphcore and cli from source, a third of its start-up: the session compiles them once.
+- Where the environment sets ``PYTHONDONTWRITEBYTECODE``, every process a test starts
+  (``graphtool``, ``python -m cli``; a few hundred in a full run) would compile graphcore and
+  cli from source, a third of its start-up, and each pytest worker would rewrite the asserts
+  of every test module again (5 s a run): the session compiles graphcore and cli once and
+  keeps pytest's cache of rewritten test modules (``__pycache__``, ignored by git).
 """
 
 import compileall
@@ -23,10 +25,11 @@ import pytest
 from graphcore import registry
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.dont_write_bytecode = False  # before pytest imports the test modules
 
 
 def pytest_configure(config):
-    if sys.dont_write_bytecode and not hasattr(config, "workerinput"):  # once, not per worker
+    if not hasattr(config, "workerinput"):  # once, not per worker
         for package in ("graphcore", "cli"):
             compileall.compile_dir(ROOT / package, quiet=1)
 

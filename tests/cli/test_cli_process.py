@@ -6,6 +6,7 @@ run (``quick_first``), for all of them in the full one."""
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -162,6 +163,19 @@ def test_a_reader_that_reads_only_after_the_process_ended_gets_everything(workdi
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
         assert child.wait(timeout=120) == 0  # no deadlock: graphtool does not wait for it
         assert json.loads(child.stdout.read())["ops"]
+
+
+def test_sigterm_while_the_output_waits_for_its_reader_is_143_and_one_line(workdir):
+    """Regression: a SIGTERM after the command, while graphtool gave an unread pipe its last
+    half second, ended in a traceback and exit 1."""
+    with subprocess.Popen([GRAPHTOOL, "--version"], cwd=workdir, env=env(), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        ready, _, _ = select.select([child.stdout], [], [], 60)  # written, not read
+        assert ready
+        child.send_signal(signal.SIGTERM)
+        err = child.stderr.read()
+        assert child.wait(timeout=60) == 143, err
+    assert err == "terminated\n"
 
 
 @pytest.mark.parametrize("kind", quick_first(OUTPUT_KINDS))

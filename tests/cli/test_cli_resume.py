@@ -356,13 +356,13 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     parameters; the hint (`graphtool train SPEC --resume`) dropped --epochs (so it trained
     to the spec's 40) and --out-dir (so it failed with 66)."""
     spec = folder / "points.yaml"
-    full = graphtool("train", spec, "--epochs", 300, "--lr", 0.01, "--out-dir", "full",
+    full = graphtool("train", spec, "--epochs", 120, "--lr", 0.01, "--out-dir", "full",
                      "--save", "full.npz", "-q", cwd=folder)
     assert cli("train", spec, "--epochs", 2, "--save", folder / "final.npz", "--out-dir",
                folder / "first", "-q").exit_code == 0
     finished = (folder / "final.npz").read_bytes()
     out_dir = folder / "run dir"  # a space, to be quoted
-    child = graphtool("train", "points.yaml", "--epochs", 300, "--lr", 0.01, "--out-dir",
+    child = graphtool("train", "points.yaml", "--epochs", 120, "--lr", 0.01, "--out-dir",
                       "run dir", "--save", "final.npz", "-q", cwd=folder)
     err = _interrupt(child, out_dir / "points" / "checkpoint.npz")
     _, full_err = full.communicate(timeout=300)
@@ -374,7 +374,7 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     assert (folder / "final.npz").read_bytes() == finished  # never replaced by a partial run
     assert "wrote final.npz" not in err
     hint = re.search(r"continue with: (.*)$", err.strip()).group(1)
-    assert hint == "graphtool train points.yaml --epochs 300 --lr 0.01 --out-dir 'run dir' " \
+    assert hint == "graphtool train points.yaml --epochs 120 --lr 0.01 --out-dir 'run dir' " \
         "--save final.npz --resume"
     assert "; not written: final.npz (--save is written when the run finishes)" in err
     words = shlex.split(hint)
