@@ -27,18 +27,26 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     chainer.graph_optimizations.static_graph -> ``static_graph``;
     chainer.functions.loss.softmax_cross_entropy / .vae -> modules holding those functions;
     chainer.backends.cuda and chainer.cuda -> CPU stand-ins: ``to_cpu`` returns a numpy array,
-    ``get_array_module`` returns numpy, and ``to_gpu`` / ``get_device_from_id`` raise.
+    ``get_array_module`` returns numpy, and ``to_gpu`` / ``get_device_from_id`` raise;
+    chainer.backend (and ``chainer.get_device``, ``chainer.using_device``) -> graphcore.backend:
+    ``'@numpy'`` is the one device, any other raises ``DeviceUnavailable`` naming it;
+    ``chainerx`` -> present, ``is_available()`` False, anything else it is asked raises;
+    chainer.utils (and .argument) -> graphcore.utils; chainer.variable -> graphcore.variable;
+    chainer.types -> names for annotations; chainer.function -> the backprop modes (the
+    old-style ``Function`` is not covered yet).
 
 Not covered, and never a silent stand-in: a module graphcore has no counterpart of fails at
-import with ModuleNotFoundError (``chainer.distributions``, ``chainer.links.model.vision``,
-``chainerx``); a name graphcore lacks raises an ``AttributeError`` naming it (in the training
+import with ModuleNotFoundError (``chainer.distributions``, ``chainer.links.model.vision``);
+a name graphcore lacks raises an ``AttributeError`` naming it (in the training
 modules, ``chainer.iterators``, ``chainer.datasets`` and ``chainer.dataset`` also what the
 module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
 ``chainer.training.updaters.ParallelUpdater``). Chainer's dataset loaders that download
 (``get_mnist``, ``get_cifar10``, ``get_ptb_words``, ...) raise ``NotImplementedError`` when
-called: graphcore downloads nothing. There are no GPUs, and Chainer 7's device API
-(``chainer.get_device``, ``Link.to_device``) is not covered, so a Chainer example runs in the
-CPU form of Chainer 5 and 6's scripts (``--gpu -1``).
+called: graphcore downloads nothing. There are no GPUs, and ``Link.to_device`` is not
+covered yet, so a Chainer example runs in the CPU form of Chainer 5 and 6's scripts
+(``--gpu -1``).
+
+How much of Chainer this covers is measured on Chainer's own tests: ``pytest chainer_suite``.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ import numpy as np
 
 import graphcore
 from graphcore import (
+    backend,
     computational_graph,
     config,
     dataset,
@@ -61,10 +70,12 @@ from graphcore import (
     optimizers,
     reporter,
     serializers,
+    utils,
+    variable,
 )
 from graphcore import datasets as training_datasets
 from graphcore import iterators as training_iterators
-from graphcore.config import using_config
+from graphcore.config import force_backprop_mode, no_backprop_mode, using_config
 from graphcore.static.compile import static_graph
 from graphcore.training import extension as training_extension
 from graphcore.training import extensions as training_extensions
@@ -203,6 +214,37 @@ def _cuda_module(name: str) -> types.ModuleType:
                    check_cuda_available=_no_gpu, available=False, cupy=None)
 
 
+_CHAINERX = "graphcore computes with numpy on the CPU (use the device '@numpy')"
+
+
+def _chainerx_module() -> types.ModuleType:
+    """``chainerx``: present, so that code can ask; ``is_available()`` is False, and anything
+    else it is asked for says that ChainerX is not available."""
+
+    class ndarray:  # noqa: N801 - ChainerX's name; nothing is one, so isinstance is False
+        def __new__(cls, *_args: object, **_kwargs: object) -> ndarray:
+            raise RuntimeError(f"ChainerX is not available: {_CHAINERX}")
+
+    module = _module("chainerx", "ChainerX, not available here (graphcore runs on numpy).",
+                     is_available=lambda: False, ndarray=ndarray)
+
+    def __getattr__(attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise RuntimeError(f"chainerx.{attr}: ChainerX is not available: {_CHAINERX}")
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+def _types_module() -> types.ModuleType:
+    """``chainer.types``: the names Chainer's annotations use (all ``typing.Any`` here)."""
+    names = ("Shape", "ShapeSpec", "DTypeSpec", "NdArray", "Xp", "InitializerSpec",
+             "DeviceSpec", "CudaDeviceSpec", "ScalarValue")
+    return _module("chainer.types", "Type aliases for annotations.", TYPE_CHECKING=False,
+                   **dict.fromkeys(names, object))
+
+
 def _chainer_module() -> types.ModuleType:
     chainer = _module("chainer", "graphcore under Chainer's name (graphcore.chainer_compat).")
     chainer.__dict__.update({k: v for k, v in vars(graphcore).items()
@@ -213,6 +255,14 @@ def _chainer_module() -> types.ModuleType:
         configuration=config_module(), cuda=cuda,
         backends=_module("chainer.backends", "CPU only.", cuda=cuda),
         optimizer=optimizers,
+        backend=backend, get_device=backend.get_device, using_device=backend.using_device,
+        get_array_types=lambda: (np.ndarray,), utils=utils, variable=variable,
+        types=_types_module(),
+        function=_chainer_names(
+            "chainer.function", "Chainer's old-style Function and the backprop modes.",
+            {"no_backprop_mode": no_backprop_mode, "force_backprop_mode": force_backprop_mode},
+            {"Function": "the old-style Function API is not covered yet (graphcore's ops are "
+                         "FunctionNodes)"}),
         graph_optimizations=_module(
             "chainer.graph_optimizations", "static_graph only.",
             static_graph=_module("chainer.graph_optimizations.static_graph", "",
@@ -263,6 +313,10 @@ def _modules() -> dict[str, types.ModuleType]:
         "chainer.graph_optimizations.static_graph": gops.static_graph,
         "chainer.backends": chainer.backends, "chainer.backends.cuda": chainer.cuda,
         "chainer.cuda": chainer.cuda,
+        "chainer.backend": backend, "chainer.utils": utils,
+        "chainer.utils.argument": utils.argument, "chainer.variable": variable,
+        "chainer.function": chainer.function, "chainer.types": chainer.types,
+        "chainerx": _chainerx_module(),
     }
 
 
