@@ -211,7 +211,15 @@ def _cuda_module(name: str) -> types.ModuleType:
                                                else x),
                    get_array_module=lambda *args: np,
                    to_gpu=_no_gpu, get_device_from_id=_no_gpu, get_device=_no_gpu,
-                   check_cuda_available=_no_gpu, available=False, cupy=None)
+                   check_cuda_available=_no_gpu, available=False, cupy=None,
+                   ndarray=_NoCupyArray, GpuDevice=backend.GpuDevice)
+
+
+class _NoCupyArray:
+    """``cuda.ndarray`` without CuPy (as in Chainer): a type nothing is an instance of."""
+
+    def __new__(cls, *_args: object, **_kwargs: object) -> _NoCupyArray:
+        _no_gpu()
 
 
 _CHAINERX = "graphcore computes with numpy on the CPU (use the device '@numpy')"

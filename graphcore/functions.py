@@ -80,6 +80,9 @@ __all__ = [
     "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
     "max_pooling_2d",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
+    # composites under Chainer's names
+    "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",
+    "squared_error", "tensordot", "tile",
 ]
 
 abs = absolute  # noqa: A001
@@ -137,3 +140,96 @@ def _bn_shape(x, axes):
 
 def _bn_param(p, x, axes):
     return reshape(p, _bn_shape(x, axes))
+
+
+# --- composites of registered ops, under Chainer's names (their backward is the ops') ----------
+
+def tensordot(a, b, axes=2):
+    """The sum of products of ``a`` and ``b`` over ``axes`` (an int: the last ``axes`` of
+    ``a`` with the first of ``b``; or a pair of axis sequences), as ``numpy.tensordot``."""
+    if isinstance(axes, int):
+        a_sum = list(range(a.ndim - axes, a.ndim))
+        b_sum = list(range(axes))
+    else:
+        a_sum, b_sum = ([ax] if isinstance(ax, int) else list(ax) for ax in axes)
+    a_sum = [ax % a.ndim for ax in a_sum]
+    b_sum = [ax % b.ndim for ax in b_sum]
+    if len(a_sum) != len(b_sum) or any(a.shape[i] != b.shape[j]
+                                       for i, j in zip(a_sum, b_sum, strict=True)):
+        raise ValueError(f"tensordot: axes {a_sum} of {a.shape} and {b_sum} of {b.shape} do "
+                         "not pair up")
+    a_free = [i for i in range(a.ndim) if i not in a_sum]
+    b_free = [j for j in range(b.ndim) if j not in b_sum]
+    size = int(np.prod([a.shape[i] for i in a_sum], dtype=np.int64))
+    a2 = reshape(transpose(a, a_free + a_sum), (-1, size))
+    b2 = reshape(transpose(b, b_sum + b_free), (size, -1))
+    return reshape(matmul(a2, b2), tuple(a.shape[i] for i in a_free)
+                   + tuple(b.shape[j] for j in b_free))
+
+
+def normalize(x, eps: float = 1e-5, axis=1):
+    """``x`` divided by its L2 norm over ``axis`` plus ``eps`` (Chainer's L2 normalization)."""
+    norm = sqrt(sum(square(x), axis=axis, keepdims=True)) + eps
+    return x / broadcast_to(norm, x.shape)
+
+
+def repeat(x, repeats, axis=None):
+    """Each element repeated ``repeats`` times along ``axis`` (flattened first when ``axis``
+    is None), as ``numpy.repeat``."""
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis %= x.ndim
+    counts = np.broadcast_to(np.asarray(repeats, np.int64), (x.shape[axis],))
+    index = np.repeat(np.arange(x.shape[axis]), counts)
+    return get_item(x, (slice(None),) * axis + (index,))
+
+
+def tile(x, reps):
+    """``x`` repeated ``reps`` times along each axis, as ``numpy.tile``."""
+    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    if len(reps) > x.ndim:
+        x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    for axis, r in enumerate(reps):
+        if r != 1:
+            index = np.tile(np.arange(x.shape[axis]), r)
+            x = get_item(x, (slice(None),) * axis + (index,))
+    return x
+
+
+def logsumexp(x, axis=None):
+    """``log(sum(exp(x)))`` over ``axis``, computed after subtracting the maximum."""
+    top = np.max(np.asarray(getattr(x, "array", x)), axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0).astype(x.dtype)
+    total = sum(exp(x - top), axis=axis, keepdims=True)
+    out = log(total) + top
+    return reshape(out, np.squeeze(top, axis=axis).shape if axis is not None else ())
+
+
+def elu(x, alpha: float = 1.0):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    positive = np.asarray(getattr(x, "array", x)) > 0
+    return where(positive, x, alpha * (exp(minimum(x, 0.0)) - 1))
+
+
+def absolute_error(x0, x1):
+    """``|x0 - x1|``, element-wise."""
+    return absolute(x0 - x1)
+
+
+def squared_error(x0, x1):
+    """``(x0 - x1) ** 2``, element-wise."""
+    return square(x0 - x1)
+
+
+def log2(x):
+    return log(x) * (1 / np.log(2.0))
+
+
+def log10(x):
+    return log(x) * (1 / np.log(10.0))
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``."""
+    return minimum(relu(x), 6.0)

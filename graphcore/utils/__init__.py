@@ -5,6 +5,7 @@ functions, links and tests use (``force_array``, ``force_type``, ``size_of_shape
 
 from __future__ import annotations
 
+import collections.abc as collections_abc
 import contextlib
 import shutil
 import tempfile
@@ -15,7 +16,7 @@ import numpy as np
 
 from graphcore.utils import argument
 
-__all__ = ["argument", "force_array", "force_type", "size_of_shape", "tempdir"]
+__all__ = ["argument", "collections_abc", "force_array", "force_type", "size_of_shape", "tempdir"]
 
 
 def force_array(x: Any, dtype: Any = None) -> np.ndarray:
