@@ -196,7 +196,8 @@ def _training_modules() -> dict[str, types.ModuleType]:
 
 
 def _no_gpu(*_args: object, **_kwargs: object) -> None:
-    raise RuntimeError("graphcore runs on the CPU with numpy; there is no GPU support")
+    raise backend.DeviceUnavailable("graphcore runs on the CPU with numpy; there is no GPU "
+                                    "support")
 
 
 def _to_cpu_device(device: object, x: object) -> object:
