@@ -1,6 +1,10 @@
-"""Optimizers (Chainer's API): ``SGD``, ``MomentumSGD``, ``NesterovAG``, ``AdaGrad``,
-``RMSprop``, ``AdaDelta``, ``Adam`` (with AMSGrad and AdamW's decoupled weight decay), and
-gradient hooks. Defaults and update equations are Chainer's.
+"""Optimizers (Chainer's API): ``SGD``, ``MomentumSGD``, ``CorrectedMomentumSGD``,
+``NesterovAG``, ``AdaGrad``, ``RMSprop``, ``RMSpropGraves``, ``AdaDelta``, ``SMORMS3``,
+``MSVAG``, ``Adam`` (with AMSGrad, AdaBound and AdamW's decoupled weight decay; ``AdamW``,
+``AMSGrad``, ``AdaBound``, ``AMSBound`` are its presets), and gradient hooks. Defaults and
+update equations are Chainer's, as are loss scaling (``loss_scaling()``: dynamic, or static
+with ``scale=``) and ``use_fp32_update()`` (float16 parameters updated through float32
+copies).
 
 An optimizer gives every parameter of its target link an ``UpdateRule`` (``param.update_rule``)
 that owns the parameter's state (momentum, Adam's moments) and updates ``param.array`` in place,
@@ -16,9 +20,13 @@ every parameter while ``param.update_rule.hyperparam.lr = 0`` changes just one.
 from __future__ import annotations
 
 import inspect
+import math
+import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
 
 from graphcore.attributes import Attr, check_arguments
 from graphcore.errors import ArgumentTypeError
@@ -33,12 +41,16 @@ from graphcore.update_rules import (  # noqa: F401  (re-exported: Chainer's name
     AdaDeltaRule,
     AdaGradRule,
     AdamRule,
+    CorrectedMomentumSGDRule,
     Hyperparameter,
     HyperparameterProxy,
     MomentumSGDRule,
+    MSVAGRule,
     NesterovAGRule,
+    RMSpropGravesRule,
     RMSpropRule,
     SGDRule,
+    SMORMS3Rule,
     UpdateRule,
     adam_lr,
     add_hook,
@@ -48,10 +60,12 @@ from graphcore.update_rules import (  # noqa: F401  (re-exported: Chainer's name
 from graphcore.variable import Parameter, Variable
 
 __all__ = [
-    "SGD", "AdaDelta", "AdaDeltaRule", "AdaGrad", "AdaGradRule", "Adam", "AdamRule",
-    "GradientClipping", "GradientHardClipping", "Hyperparameter", "Lasso", "MomentumSGD",
-    "MomentumSGDRule", "NesterovAG", "NesterovAGRule", "Optimizer", "RMSprop", "RMSpropRule",
-    "SGDRule", "UpdateRule", "WeightDecay",
+    "MSVAG", "SGD", "SMORMS3", "AMSBound", "AMSGrad", "AdaBound", "AdaDelta", "AdaDeltaRule",
+    "AdaGrad", "AdaGradRule", "Adam", "AdamRule", "AdamW", "CorrectedMomentumSGD",
+    "CorrectedMomentumSGDRule", "GradientClipping", "GradientHardClipping", "GradientMethod",
+    "Hyperparameter", "Lasso", "MSVAGRule", "MomentumSGD", "MomentumSGDRule", "NesterovAG",
+    "NesterovAGRule", "Optimizer", "RMSprop", "RMSpropGraves", "RMSpropGravesRule",
+    "RMSpropRule", "SGDRule", "SMORMS3Rule", "UpdateRule", "WeightDecay",
 ]
 
 # --- optimizers -------------------------------------------------------------------------------
@@ -61,6 +75,8 @@ class Optimizer:
     """Updates every parameter of ``target`` (set by ``setup``) through its ``UpdateRule``."""
 
     target: Link | None = None
+    use_auto_new_epoch = False  # an updater that calls new_epoch(auto=True) sets it
+    _LOSS_SCALE_MAX = 65504.0  # the largest float16
 
     def __init__(self) -> None:
         self.hyperparam = Hyperparameter()
@@ -69,6 +85,9 @@ class Optimizer:
         self.epoch = 0
         self._hooks: dict[str, dict[str, Callable]] = {"pre": {}, "post": {}}
         self._param_hooks: list[tuple[Callable, str, str]] = []  # (hook, name, timing)
+        self._loss_scale: float | None = None
+        self._loss_scaling_is_dynamic = False
+        self._use_fp32_update = False
 
     def create_update_rule(self) -> UpdateRule:
         raise NotImplementedError
@@ -87,6 +106,8 @@ class Optimizer:
 
     def _new_rule(self, param: Parameter) -> UpdateRule:
         rule = self.create_update_rule()
+        if self._use_fp32_update:
+            rule.use_fp32_update()
         for hook, name, timing in self._param_hooks:
             rule.add_hook(hook, name, timing)
         param.update_rule = rule
@@ -138,7 +159,9 @@ class Optimizer:
         With ``lossfun``: clear the gradients, ``loss = lossfun(*args, **kwargs)``,
         ``loss.backward()``, then update.  Without it, update from the gradients already in
         the parameters.  Parameters without a gradient or with ``requires_grad=False`` are
-        left alone.
+        left alone. With loss scaling the backward pass is of ``loss * scale`` and each
+        gradient is divided by ``scale`` before its update; with dynamic scaling a step whose
+        gradients are not all finite is skipped (and the scale halved).
         """
         if self.target is None:
             raise RuntimeError("call setup(link) before update")
@@ -151,16 +174,85 @@ class Optimizer:
             if not isinstance(loss, Variable):
                 raise ArgumentTypeError(f"{type(self).__name__}.update: lossfun must return a "
                                         f"Variable (the loss), got {type(loss).__name__}")
-            loss.backward()
+            (loss if self._loss_scale is None else loss * self._loss_scale).backward()
             del loss
+        self.check_nan_in_grads()
         self.call_hooks("pre")
         self.t += 1
-        for param in self.target.params():
-            self.update_rule_of(param).update(param)
+        if self.is_safe_to_update():
+            for param in self.target.params():
+                self.update_rule_of(param).update(param, self._loss_scale)
         self.call_hooks("post")
+        self.update_loss_scale()
 
-    def new_epoch(self) -> None:
+    def new_epoch(self, auto: bool = False) -> None:
+        """Count an epoch. ``auto``: called by an updater that owns the count (it sets
+        ``use_auto_new_epoch``); counting from both places is an error, as in Chainer."""
+        if auto and not self.use_auto_new_epoch:
+            raise RuntimeError("new_epoch(auto=True) from an updater, but the optimizer's "
+                               "use_auto_new_epoch is False")
+        if not auto and self.use_auto_new_epoch:
+            raise RuntimeError("new_epoch() called while the updater counts epochs "
+                               "(use_auto_new_epoch is True)")
         self.epoch += 1
+
+    def use_fp32_update(self, flag: bool = True) -> None:
+        """Update float16 parameters through float32 copies (mixed-precision training)."""
+        self._use_fp32_update = flag
+        if self.target is not None:
+            for param in self.target.params():
+                self.update_rule_of(param).use_fp32_update(flag)
+
+    # --- loss scaling (for float16 training: keeps small gradients from underflowing) -----
+
+    def loss_scaling(self, interval: int = 1000, scale: float | None = None) -> None:
+        """Scale the loss before backward: by ``scale`` (static), or dynamically when
+        ``scale`` is None (start at 1; double after a step with finite gradients until the
+        first overflow, then grow by ``2 ** (1 / interval)`` a step; halve on an overflow)."""
+        if scale is None:
+            if interval < 1:
+                raise ValueError(f"loss_scaling: interval must be at least 1, got {interval}")
+            self._loss_scaling_is_dynamic = True
+            self._loss_scale = 1.0
+            self._loss_scaling_multiplier = math.pow(2.0, 1.0 / interval)
+            self._loss_scaling_isnan_ever = False
+        else:
+            if not scale > 0:
+                raise ValueError(f"loss_scaling: scale must be positive, got {scale}")
+            self._loss_scaling_is_dynamic = False
+            self._loss_scale = scale
+
+    def set_loss_scale(self, loss_scale: float) -> None:
+        self.loss_scaling(scale=loss_scale)
+
+    def check_nan_in_grads(self) -> None:
+        """With dynamic loss scaling, note whether some gradient is not finite."""
+        self._loss_scaling_isnan = False
+        if not self._loss_scaling_is_dynamic:
+            return
+        for name, param in self.target.namedparams():
+            if param.grad is not None and not np.all(np.isfinite(param.grad)):
+                self._loss_scaling_isnan = True
+                self._loss_scaling_isnan_ever = True
+                warnings.warn(f"non-finite gradient in {name} (step {self.t}, loss scale "
+                              f"{self._loss_scale}): the step is skipped", stacklevel=3)
+
+    def is_safe_to_update(self) -> bool:
+        return not getattr(self, "_loss_scaling_isnan", False)
+
+    def update_loss_scale(self) -> None:
+        if not self._loss_scaling_is_dynamic:
+            return
+        if self._loss_scaling_isnan:
+            multiplier = 0.5
+        elif self._loss_scaling_isnan_ever:
+            multiplier = self._loss_scaling_multiplier
+        else:
+            multiplier = 2.0
+        self._loss_scale = max(1.0, min(self._LOSS_SCALE_MAX, self._loss_scale * multiplier))
+
+
+GradientMethod = Optimizer  # Chainer's base of gradient-based optimizers: every one here is
 
 
 _RATE = Attr(float, low=0.0)
@@ -168,7 +260,8 @@ _DECAY = Attr(float, low=0.0, high=1.0)
 # The optimizers' constructor arguments (checked there; the Chainer-style attribute proxies
 # such as ``opt.lr = ...`` stay plain assignments).
 _HYPER = {"lr": _RATE, "momentum": _DECAY, "alpha": _RATE, "beta1": _DECAY, "beta2": _DECAY,
-          "eps": _RATE, "eta": _RATE, "weight_decay_rate": _RATE, "amsgrad": Attr(bool)}
+          "eps": _RATE, "eta": _RATE, "weight_decay_rate": _RATE, "amsgrad": Attr(bool),
+          "adabound": Attr(bool), "final_lr": _RATE, "gamma": _RATE, "beta": _DECAY}
 
 
 class SGD(Optimizer):
@@ -265,7 +358,8 @@ class AdaDelta(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), optionally AMSGrad and decoupled weight decay (AdamW's ``eta``)."""
+    """Adam (Kingma & Ba), optionally AMSGrad, AdaBound (``adabound``, ``final_lr``,
+    ``gamma``) and decoupled weight decay (AdamW's ``eta`` and ``weight_decay_rate``)."""
 
     alpha = HyperparameterProxy()
     beta1 = HyperparameterProxy()
@@ -274,24 +368,142 @@ class Adam(Optimizer):
     eta = HyperparameterProxy()
     weight_decay_rate = HyperparameterProxy()
     amsgrad = HyperparameterProxy()
+    adabound = HyperparameterProxy()
+    final_lr = HyperparameterProxy()
+    gamma = HyperparameterProxy()
 
     def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, eta: float = 1.0, weight_decay_rate: float = 0,
-                 amsgrad: bool = False) -> None:
+                 amsgrad: bool = False, adabound: bool = False, final_lr: float = 0.1,
+                 gamma: float = 1e-3) -> None:
         super().__init__()
         check_arguments(type(self).__name__, _HYPER, alpha=alpha, beta1=beta1, beta2=beta2,
-                        eps=eps, eta=eta, weight_decay_rate=weight_decay_rate, amsgrad=amsgrad)
+                        eps=eps, eta=eta, weight_decay_rate=weight_decay_rate, amsgrad=amsgrad,
+                        adabound=adabound, final_lr=final_lr, gamma=gamma)
         hp = self.hyperparam
         hp.alpha, hp.beta1, hp.beta2, hp.eps = alpha, beta1, beta2, eps
         hp.eta, hp.weight_decay_rate, hp.amsgrad = eta, weight_decay_rate, amsgrad
+        hp.adabound, hp.final_lr, hp.gamma = adabound, final_lr, gamma
 
     def create_update_rule(self) -> UpdateRule:
         return AdamRule(self.hyperparam)
 
     @property
-    def lr(self) -> float:
+    def alpha_t(self) -> float:
         """The bias-corrected step size of the latest update: ``alpha * sqrt(1-b2^t)/(1-b1^t)``."""
         return adam_lr(self.hyperparam, self.t)
+
+    lr = alpha_t  # Chainer 5's name (Chainer 6 renamed it alpha_t); observe_lr reads it
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``weight_decay_rate``."""
+
+    def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8, eta: float = 1.0, weight_decay_rate: float = 0) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         weight_decay_rate=weight_decay_rate)
+
+
+class AMSGrad(Adam):
+    """Adam with the running maximum of the second moment (Reddi et al.)."""
+
+    def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8, eta: float = 1.0) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         amsgrad=True)
+
+
+class AdaBound(Adam):
+    """Adam whose per-element step is clipped to bounds closing in on ``final_lr`` (Luo et
+    al.)."""
+
+    def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 final_lr: float = 0.1, gamma: float = 1e-3, eps: float = 1e-8,
+                 eta: float = 1.0) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         adabound=True, final_lr=final_lr, gamma=gamma)
+
+
+class AMSBound(Adam):
+    """AdaBound on AMSGrad's second moment."""
+
+    def __init__(self, alpha: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 final_lr: float = 0.1, gamma: float = 1e-3, eps: float = 1e-8,
+                 eta: float = 1.0) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         amsgrad=True, adabound=True, final_lr=final_lr, gamma=gamma)
+
+
+class CorrectedMomentumSGD(Optimizer):
+    """Momentum SGD with the learning rate applied outside the velocity (Goyal et al.)."""
+
+    lr = HyperparameterProxy()
+    momentum = HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.01, momentum: float = 0.9) -> None:
+        super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr, momentum=momentum)
+        self.hyperparam.lr = lr
+        self.hyperparam.momentum = momentum
+
+    def create_update_rule(self) -> UpdateRule:
+        return CorrectedMomentumSGDRule(self.hyperparam)
+
+
+class RMSpropGraves(Optimizer):
+    """Graves' centred RMSprop with momentum."""
+
+    lr = HyperparameterProxy()
+    alpha = HyperparameterProxy()
+    momentum = HyperparameterProxy()
+    eps = HyperparameterProxy()
+
+    def __init__(self, lr: float = 1e-4, alpha: float = 0.95, momentum: float = 0.9,
+                 eps: float = 1e-4) -> None:
+        super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr, momentum=momentum, eps=eps)
+        hp = self.hyperparam
+        hp.lr, hp.alpha, hp.momentum, hp.eps = lr, alpha, momentum, eps
+
+    def create_update_rule(self) -> UpdateRule:
+        return RMSpropGravesRule(self.hyperparam)
+
+
+class SMORMS3(Optimizer):
+    """Simon Funk's SMORMS3."""
+
+    lr = HyperparameterProxy()
+    eps = HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.001, eps: float = 1e-16) -> None:
+        super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr, eps=eps)
+        self.hyperparam.lr = lr
+        self.hyperparam.eps = eps
+
+    def create_update_rule(self) -> UpdateRule:
+        return SMORMS3Rule(self.hyperparam)
+
+
+class MSVAG(Optimizer):
+    """M-SVAG (Balles & Hennig): momentum SGD with a variance-adapted step."""
+
+    lr = HyperparameterProxy()
+    beta = HyperparameterProxy()
+    eta = HyperparameterProxy()
+    weight_decay_rate = HyperparameterProxy()
+
+    def __init__(self, lr: float = 0.1, beta: float = 0.9, eta: float = 1.0,
+                 weight_decay_rate: float = 0) -> None:
+        super().__init__()
+        check_arguments(type(self).__name__, _HYPER, lr=lr, beta=beta, eta=eta,
+                        weight_decay_rate=weight_decay_rate)
+        hp = self.hyperparam
+        hp.lr, hp.beta, hp.eta, hp.weight_decay_rate = lr, beta, eta, weight_decay_rate
+
+    def create_update_rule(self) -> UpdateRule:
+        return MSVAGRule(self.hyperparam)
 
 
 # --- by name: a spec's `train: {optimizer:}`, `--optimizer`, a sweep's train.optimizer ----------

@@ -102,6 +102,8 @@ class UpdateRule:
         self.enabled = True
         self.t = 0
         self._hooks: dict[str, dict[str, Callable]] = {"pre": {}, "post": {}}
+        self._use_fp32_update = False
+        self._fp32_param: Parameter | None = None
 
     def add_hook(self, hook: Callable, name: str | None = None, timing: str = "auto") -> None:
         """Call ``hook(rule, param)`` before (``'pre'``) or after (``'post'``) each update."""
@@ -111,27 +113,52 @@ class UpdateRule:
         for hooks in self._hooks.values():
             hooks.pop(name, None)
 
-    def update(self, param: Parameter) -> None:
-        """One step for ``param``; skipped when disabled, frozen, uninitialized or gradless."""
+    def update(self, param: Parameter, loss_scale: float | None = None) -> None:
+        """One step for ``param``; skipped when disabled, frozen, uninitialized or gradless.
+
+        ``loss_scale``: the gradient is of the loss times this (the optimizer's loss scaling);
+        it is divided out before the hooks and the update see it. With ``use_fp32_update()``
+        a float16 parameter is updated through a float32 copy (Chainer's mixed precision)."""
         if not self.enabled or not param.requires_grad:
             return
         if param.array is None or param.grad is None:
             return
         self.t += 1
+        target = param
+        if self._use_fp32_update and param.array.dtype == np.float16:
+            if self._fp32_param is None:
+                self._fp32_param = Parameter(param.array.astype(np.float32), name=param.name)
+            target = self._fp32_param
+            target.grad = param.grad.astype(np.float32)
+        if loss_scale is not None:
+            target.grad = target.grad / loss_scale
         if self.state is None:
             self.state = {}
-            self.init_state(param)
+            self.init_state(target)
         for hook in self._hooks["pre"].values():
-            hook(self, param)
-        self.update_core(param)
+            hook(self, target)
+        self.update_core(target)
         for hook in self._hooks["post"].values():
-            hook(self, param)
+            hook(self, target)
+        if target is not param:
+            param.array[...] = target.array
+            target.grad = None
+
+    def use_fp32_update(self, flag: bool = True) -> None:
+        """Update a float16 parameter through a float32 master copy."""
+        self._use_fp32_update = flag
 
     def init_state(self, param: Parameter) -> None:
         """Allocate ``self.state`` entries for ``param`` (none by default)."""
 
     def update_core(self, param: Parameter) -> None:
-        raise NotImplementedError
+        """Change ``param.array`` in place from ``param.grad``: Chainer's rules define
+        ``update_core_cpu`` (the CPU is graphcore's one device), a graphcore rule this."""
+        update_core_cpu = getattr(self, "update_core_cpu", None)
+        if update_core_cpu is None:
+            raise NotImplementedError(f"{type(self).__name__} defines neither update_core nor "
+                                      f"update_core_cpu")
+        update_core_cpu(param)
 
 
 class SGDRule(UpdateRule):
@@ -231,20 +258,26 @@ class AdaDeltaRule(UpdateRule):
 
 
 class AdamRule(UpdateRule):
-    """Adam with bias correction folded into ``lr`` (Chainer's formulation)::
+    """Adam with bias correction folded into ``alpha_t`` (Chainer's formulation)::
 
         m += (1 - beta1) * (grad - m)
         v += (1 - beta2) * (grad**2 - v)
-        param -= eta * (lr * m / (sqrt(v) + eps) + weight_decay_rate * param)
-        lr = alpha * sqrt(1 - beta2**t) / (1 - beta1**t)
+        step = alpha_t / (sqrt(v) + eps)       clipped to AdaBound's bounds with adabound
+        param -= eta * (step * m + weight_decay_rate * param)
+        alpha_t = alpha * sqrt(1 - beta2**t) / (1 - beta1**t)
 
-    With ``amsgrad=True`` ``sqrt(vhat)`` replaces ``sqrt(v)``, ``vhat`` the running max of v.
-    All of it runs in place through one scratch array, so a step allocates nothing.
+    With ``amsgrad=True`` ``sqrt(vhat)`` replaces ``sqrt(v)``, ``vhat`` the running max of v
+    (AMSGrad; with adabound too, AMSBound). AdaBound's bounds close in on ``final_lr`` (scaled
+    as ``alpha`` is from its initial value) at rate ``gamma``. Float32 and float64 run in
+    place through one scratch array, so a step allocates nothing; a float16 parameter's step
+    is computed in float32, as Chainer does.
     """
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None) -> None:
         super().__init__(parent_hyperparam)
         self._scratch: np.ndarray | None = None
+        self.initial_alpha = self.hyperparam.alpha if getattr(
+            self.hyperparam, "adabound", False) else None
 
     def init_state(self, param: Parameter) -> None:
         self.state["m"] = np.zeros_like(param.array)
@@ -253,12 +286,35 @@ class AdamRule(UpdateRule):
             self.state["vhat"] = np.zeros_like(param.array)
 
     @property
-    def lr(self) -> float:
+    def alpha_t(self) -> float:
         return adam_lr(self.hyperparam, self.t)
+
+    lr = alpha_t  # graphcore's earlier name (Chainer 5's), kept for scripts that read it
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """AdaBound's (lower, upper) limits of the step size at this step."""
+        if self.t == 0:
+            raise RuntimeError("AdaBound's bounds are undefined before the first update")
+        hp = self.hyperparam
+        initial = self.initial_alpha if self.initial_alpha is not None else hp.alpha
+        final_lr = hp.final_lr * hp.alpha / initial
+        return (final_lr * (1.0 - 1.0 / (hp.gamma * self.t + 1)),
+                final_lr * (1.0 + 1.0 / (hp.gamma * self.t)))
+
+    def _check_eps(self, dtype: np.dtype) -> None:
+        eps = self.hyperparam.eps
+        if eps != 0 and dtype.type(eps) == 0:
+            raise ValueError(f"Adam: eps={eps} is zero in {dtype.name}")
 
     def update_core(self, param: Parameter) -> None:
         hp = self.hyperparam
-        p, g = param.array, param.grad
+        p = param.array
+        if p.dtype == np.float16 or getattr(hp, "adabound", False):
+            self._update_allocating(param)
+            return
+        self._check_eps(p.dtype)
+        g = param.grad
         m, v = self.state["m"], self.state["v"]
         buf = self._scratch
         if buf is None or buf.shape != p.shape or buf.dtype != p.dtype:
@@ -278,10 +334,134 @@ class AdamRule(UpdateRule):
         np.sqrt(vhat, out=buf)
         buf += hp.eps
         np.divide(m, buf, out=buf)
-        buf *= hp.eta * self.lr
+        buf *= hp.eta * self.alpha_t
         if hp.weight_decay_rate != 0:
             p *= 1 - hp.eta * hp.weight_decay_rate
         p -= buf
+
+    def _update_allocating(self, param: Parameter) -> None:
+        """float16 (computed in float32) and AdaBound (a clipped step)."""
+        hp = self.hyperparam
+        work = np.float32 if param.array.dtype == np.float16 else param.array.dtype
+        self._check_eps(np.dtype(work))
+        g = param.grad.astype(work, copy=False)
+        m, v = self.state["m"], self.state["v"]
+        m += (1 - hp.beta1) * (g - m)
+        v += (1 - hp.beta2) * (g * g - v)
+        if hp.amsgrad:
+            vhat = self.state["vhat"]
+            np.maximum(vhat, v, out=vhat)
+        else:
+            vhat = v
+        step = self.alpha_t / (np.sqrt(vhat.astype(work, copy=False)) + hp.eps)
+        if getattr(hp, "adabound", False):
+            step = np.clip(step, *self.bounds)
+        p = param.array
+        p[...] = (1 - hp.eta * hp.weight_decay_rate) * p - hp.eta * step * m
+
+
+class CorrectedMomentumSGDRule(UpdateRule):
+    """Momentum SGD with the learning rate outside the velocity (Goyal et al., so that a
+    changed ``lr`` applies to the accumulated velocity too)::
+
+        v = momentum * v - grad; param += lr * v
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["v"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        v = self.state["v"]
+        v *= hp.momentum
+        v -= param.grad
+        param.array += hp.lr * v
+
+
+class RMSpropGravesRule(UpdateRule):
+    """Graves' RMSprop (2013), centred and with momentum::
+
+        n = alpha * n + (1 - alpha) * grad**2
+        g = alpha * g + (1 - alpha) * grad
+        delta = momentum * delta - lr * grad / sqrt(n - g**2 + eps)
+        param += delta
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        for key in ("n", "g", "delta"):
+            self.state[key] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        n, g, delta, grad = self.state["n"], self.state["g"], self.state["delta"], param.grad
+        n *= hp.alpha
+        n += (1 - hp.alpha) * grad * grad
+        g *= hp.alpha
+        g += (1 - hp.alpha) * grad
+        delta *= hp.momentum
+        delta -= hp.lr * grad / np.sqrt(n - g * g + hp.eps)
+        param.array += delta
+
+
+class SMORMS3Rule(UpdateRule):
+    """Simon Funk's SMORMS3: RMSprop with a per-element memory length ``mem``::
+
+        r = 1 / (mem + 1)
+        g = (1 - r) * g + r * grad;  g2 = (1 - r) * g2 + r * grad**2
+        x = g**2 / (g2 + eps)
+        param -= grad * min(x, lr) / (sqrt(g2) + eps);  mem = 1 + mem * (1 - x)
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["mem"] = np.ones_like(param.array)
+        self.state["g"] = np.zeros_like(param.array)
+        self.state["g2"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        mem, g, g2, grad = self.state["mem"], self.state["g"], self.state["g2"], param.grad
+        r = 1 / (mem + 1)
+        g[...] = (1 - r) * g + r * grad
+        g2[...] = (1 - r) * g2 + r * grad * grad
+        x = g * g / (g2 + hp.eps)
+        param.array -= grad * np.minimum(x, hp.lr) / (np.sqrt(g2) + hp.eps)
+        mem[...] = 1 + mem * (1 - x)
+
+
+class MSVAGRule(UpdateRule):
+    """M-SVAG (Balles & Hennig, 2018): momentum SGD whose step is damped per element by the
+    estimated signal-to-noise ratio of the gradient::
+
+        m += (1 - beta) * (grad - m);  v += (1 - beta) * (grad**2 - v)
+        mt, vt = m / (1 - beta**t), v / (1 - beta**t)
+        s = (vt - mt**2) / (1 - rho);  factor = clip(mt**2 / (mt**2 + rho * s), 0, 1)
+        param -= eta * (lr * mt * factor + weight_decay_rate * param)
+
+    ``rho`` is the variance-reduction factor of the moving average after ``t`` steps (capped at
+    0.9999); an element with no gradient yet (0/0) gets factor 0. ``beta**t`` comes from the
+    rule's step count, so a resumed run (``t`` is saved) continues exactly.
+    """
+
+    def init_state(self, param: Parameter) -> None:
+        self.state["m"] = np.zeros_like(param.array)
+        self.state["v"] = np.zeros_like(param.array)
+
+    def update_core(self, param: Parameter) -> None:
+        hp = self.hyperparam
+        m, v, grad = self.state["m"], self.state["v"], param.grad
+        power = hp.beta ** self.t
+        rho = min(((1.0 - hp.beta) ** 2) * (1.0 - power ** 2)
+                  / (((1.0 - power) ** 2) * (1.0 - hp.beta ** 2)), 0.9999)
+        m += (1 - hp.beta) * (grad - m)
+        v += (1 - hp.beta) * (grad * grad - v)
+        mt = m / (1 - power)
+        vt = v / (1 - power)
+        mt2 = mt * mt
+        s = (vt - mt2) / (1 - rho)
+        with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 where m = v = 0
+            factor = np.clip(mt2 / (mt2 + rho * s), 0, 1)
+        factor = np.where(np.isnan(factor), 0, factor)
+        param.array -= hp.eta * (hp.lr * mt * factor + hp.weight_decay_rate * param.array)
 
 
 def adam_lr(hp: Hyperparameter, t: int) -> float:

@@ -198,7 +198,10 @@ def test_update_before_setup_is_an_error():
 
 def _reference_steps(name, hp, p, grads):
     """Chainer's update equations for ``name``, in float64, over ``grads``."""
-    state = {k: np.zeros_like(p) for k in ("v", "h", "ms", "msg", "msdx")}
+    state = {k: np.zeros_like(p) for k in ("v", "h", "ms", "msg", "msdx", "n", "g", "delta",
+                                            "g2", "m")}
+    state["mem"] = np.ones_like(p)
+    beta_power = hp.get("beta")
     for g in grads:
         if name == "NesterovAG":
             state["v"] = hp["momentum"] * state["v"] - hp["lr"] * g
@@ -216,6 +219,32 @@ def _reference_steps(name, hp, p, grads):
             dx = np.sqrt((state["msdx"] + hp["eps"]) / (state["msg"] + hp["eps"])) * g
             state["msdx"] = hp["rho"] * state["msdx"] + (1 - hp["rho"]) * dx * dx
             p = p - dx
+        elif name == "CorrectedMomentumSGD":
+            state["v"] = hp["momentum"] * state["v"] - g
+            p = p + hp["lr"] * state["v"]
+        elif name == "RMSpropGraves":
+            state["n"] = hp["alpha"] * state["n"] + (1 - hp["alpha"]) * g * g
+            state["g"] = hp["alpha"] * state["g"] + (1 - hp["alpha"]) * g
+            state["delta"] = (hp["momentum"] * state["delta"]
+                              - hp["lr"] * g / np.sqrt(state["n"] - state["g"] ** 2 + hp["eps"]))
+            p = p + state["delta"]
+        elif name == "SMORMS3":
+            r = 1 / (state["mem"] + 1)
+            state["g"] = (1 - r) * state["g"] + r * g
+            state["g2"] = (1 - r) * state["g2"] + r * g * g
+            x = state["g"] ** 2 / (state["g2"] + hp["eps"])
+            p = p - g * np.minimum(x, hp["lr"]) / (np.sqrt(state["g2"]) + hp["eps"])
+            state["mem"] = 1 + state["mem"] * (1 - x)
+        elif name == "MSVAG":
+            b = hp["beta"]
+            rho = min((1 - b) ** 2 * (1 - beta_power ** 2) / ((1 - beta_power) ** 2 * (1 - b * b)),
+                      0.9999)
+            state["m"] = state["m"] + (1 - b) * (g - state["m"])
+            state["v"] = state["v"] + (1 - b) * (g * g - state["v"])
+            mt, vt = state["m"] / (1 - beta_power), state["v"] / (1 - beta_power)
+            factor = np.clip(mt ** 2 / (mt ** 2 + rho * (vt - mt ** 2) / (1 - rho)), 0, 1)
+            p = p - hp["lr"] * mt * factor
+            beta_power *= b
     return p
 
 
@@ -225,6 +254,10 @@ OTHER_OPTIMIZERS = [
     ("RMSprop", {"lr": 0.02, "alpha": 0.9, "eps": 1e-6}),
     ("RMSprop", {"lr": 0.02, "alpha": 0.9, "eps": 1e-3, "eps_inside_sqrt": True}),
     ("AdaDelta", {"rho": 0.9, "eps": 1e-4}),
+    ("CorrectedMomentumSGD", {"lr": 0.05, "momentum": 0.8}),
+    ("RMSpropGraves", {"lr": 0.01, "alpha": 0.9, "momentum": 0.5, "eps": 1e-4}),
+    ("SMORMS3", {"lr": 0.01, "eps": 1e-16}),
+    ("MSVAG", {"lr": 0.1, "beta": 0.8}),
 ]
 
 
@@ -247,6 +280,14 @@ def test_other_optimizers_match_chainers_equations_over_three_steps(name, hp):
     ("AdaGrad", {"lr": 0.001, "eps": 1e-8}),
     ("RMSprop", {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "eps_inside_sqrt": False}),
     ("AdaDelta", {"rho": 0.95, "eps": 1e-6}),
+    ("CorrectedMomentumSGD", {"lr": 0.01, "momentum": 0.9}),
+    ("RMSpropGraves", {"lr": 1e-4, "alpha": 0.95, "momentum": 0.9, "eps": 1e-4}),
+    ("SMORMS3", {"lr": 0.001, "eps": 1e-16}),
+    ("MSVAG", {"lr": 0.1, "beta": 0.9, "eta": 1.0, "weight_decay_rate": 0}),
+    ("AdamW", {"alpha": 0.001, "weight_decay_rate": 0, "amsgrad": False}),
+    ("AMSGrad", {"alpha": 0.001, "amsgrad": True, "adabound": False}),
+    ("AdaBound", {"final_lr": 0.1, "gamma": 1e-3, "adabound": True, "amsgrad": False}),
+    ("AMSBound", {"final_lr": 0.1, "gamma": 1e-3, "adabound": True, "amsgrad": True}),
 ])
 def test_other_optimizers_have_chainers_defaults_and_proxies(name, defaults):
     opt = getattr(optimizers, name)()
@@ -284,3 +325,76 @@ def test_rmsprop_refuses_an_eps_that_vanishes_in_the_dtype():
     set_grads(model)
     with pytest.raises(ValueError, match="eps"):
         opt.update()
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adabound_clips_adams_step_to_its_bounds(amsgrad):
+    alpha, b1, b2, eps, final_lr, gamma = 0.01, 0.9, 0.999, 1e-8, 0.1, 1e-3
+    model = Pair()
+    opt = optimizers.Adam(alpha=alpha, amsgrad=amsgrad, adabound=True, final_lr=final_lr,
+                          gamma=gamma).setup(model)
+    p = model.a.array.astype(np.float64)
+    m = v = vhat = np.zeros_like(p)
+    for t, scale in enumerate((1.0, -2.0, 0.5), start=1):
+        set_grads(model, scale)
+        opt.update()
+        g = GRAD_A.astype(np.float64) * scale
+        m = m + (1 - b1) * (g - m)
+        v = v + (1 - b2) * (g * g - v)
+        vhat = np.maximum(vhat, v)
+        alpha_t = alpha * math.sqrt(1 - b2 ** t) / (1 - b1 ** t)
+        lower = final_lr * (1 - 1 / (gamma * t + 1))
+        upper = final_lr * (1 + 1 / (gamma * t))
+        step = np.clip(alpha_t / (np.sqrt(vhat if amsgrad else v) + eps), lower, upper)
+        p = p - step * m
+    np.testing.assert_allclose(model.a.array, p, rtol=1e-5)
+
+
+def test_static_loss_scaling_gives_the_unscaled_step():
+    scaled, plain = Pair(), Pair()
+    x = np.array([1.0, 2.0, -1.0], np.float32)
+    runs = []
+    for model, scale in ((scaled, 1024.0), (plain, None)):
+        opt = optimizers.SGD(lr=0.1).setup(model)
+        if scale is not None:
+            opt.loss_scaling(scale=scale)
+        opt.update(lambda model=model: F.sum(model.a * x) + F.sum(model.b * model.b))
+        runs.append(model)
+    np.testing.assert_allclose(scaled.a.array, plain.a.array, rtol=1e-6)
+    np.testing.assert_allclose(scaled.b.array, plain.b.array, rtol=1e-6)
+
+
+def test_dynamic_loss_scaling_skips_a_step_with_non_finite_gradients_and_halves_the_scale():
+    model = Pair()
+    opt = optimizers.SGD(lr=0.1).setup(model)
+    opt.loss_scaling(interval=2)
+    set_grads(model)
+    opt.update()
+    assert opt._loss_scale == 2.0  # doubles until the first overflow
+    before = model.a.array.copy()
+    model.a.grad = np.array([np.inf, 0.0, 0.0], np.float32)
+    model.b.grad = GRAD_B.copy()
+    with pytest.warns(UserWarning, match="non-finite gradient"):
+        opt.update()
+    np.testing.assert_array_equal(model.a.array, before)  # the step was skipped
+    assert opt._loss_scale == 1.0
+    with pytest.raises(ValueError, match="interval"):
+        opt.loss_scaling(interval=0)
+    with pytest.raises(ValueError, match="scale"):
+        opt.loss_scaling(scale=-1)
+
+
+def test_fp32_update_keeps_small_steps_that_float16_would_lose():
+    half = graphcore.Chain()
+    with half.init_scope():
+        half.w = graphcore.Parameter(np.full(4, 1.0, np.float16))
+    opt = optimizers.SGD(lr=1e-4).setup(half)
+    opt.use_fp32_update()
+    for _ in range(10):
+        half.w.grad = np.ones(4, np.float16)
+        opt.update()
+    # each step (1e-4) is below float16's spacing at 1.0 (~1e-3): only a float32 master copy
+    # accumulates them
+    assert half.w.array.dtype == np.float16
+    np.testing.assert_allclose(half.w.array, np.float16(1.0 - 1e-3), rtol=1e-3)
+    assert half.w.array[0] != np.float16(1.0)
