@@ -40,11 +40,13 @@ import with ModuleNotFoundError (``chainer.distributions``, ``chainer.links.mode
 a name graphcore lacks raises an ``AttributeError`` naming it (in the training
 modules, ``chainer.iterators``, ``chainer.datasets`` and ``chainer.dataset`` also what the
 module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
-``chainer.training.updaters.ParallelUpdater``). Chainer's dataset loaders that download
-(``get_mnist``, ``get_cifar10``, ``get_ptb_words``, ...) raise ``NotImplementedError`` when
-called: graphcore downloads nothing. There are no GPUs, and ``Link.to_device`` is not
-covered yet, so a Chainer example runs in the CPU form of Chainer 5 and 6's scripts
-(``--gpu -1``).
+``chainer.training.updaters.ParallelUpdater``). Chainer's dataset loaders (``get_mnist``,
+``get_fashion_mnist``, ``get_kuzushiji_mnist``, ``get_cifar10``, ``get_cifar100``,
+``get_ptb_words``) read Chainer's dataset cache (``$CHAINER_DATASET_ROOT``, else
+``~/.chainer/dataset``) as Chainer does and download nothing: a file missing there is a
+``DatasetNotCached`` naming it; ``get_svhn`` raises ``NotImplementedError``. There are no
+GPUs, and ``Link.to_device`` is not covered yet, so a Chainer example runs in the CPU form of
+Chainer 5 and 6's scripts (``--gpu -1``).
 
 How much of Chainer this covers is measured on Chainer's own tests: ``pytest chainer_suite``.
 """
@@ -114,10 +116,11 @@ def _chainer_names(name: str, doc: str, names: dict[str, object],
     return module
 
 
-# Chainer's dataset loaders fetch their data from the internet; graphcore downloads nothing.
-DOWNLOADS = ("get_mnist", "get_fashion_mnist", "get_fashion_mnist_labels",
-             "get_kuzushiji_mnist", "get_kuzushiji_mnist_labels", "get_cifar10", "get_cifar100",
-             "get_svhn", "get_ptb_words", "get_ptb_words_vocabulary")
+# Chainer's dataset loaders read Chainer's dataset cache (graphcore.datasets); these others
+# have no cached form graphcore reads (SVHN's cache is a .mat file, a scipy format).
+CACHED = ("get_mnist", "get_fashion_mnist", "get_fashion_mnist_labels", "get_kuzushiji_mnist",
+          "get_cifar10", "get_cifar100", "get_ptb_words", "get_ptb_words_vocabulary")
+DOWNLOADS = ("get_kuzushiji_mnist_labels", "get_svhn")
 
 
 def _download(name: str) -> object:
@@ -182,11 +185,11 @@ def _training_modules() -> dict[str, types.ModuleType]:
         {"MultiprocessIterator": _PROCESSES, "MultithreadIterator": _PROCESSES,
          "DaliIterator": "it reads data through NVIDIA DALI on GPUs"})
     datasets = _chainer_names(
-        "chainer.datasets", "Datasets (graphcore.datasets); the loaders that download fail "
-        "when called.",
+        "chainer.datasets", "Datasets (graphcore.datasets); the loaders read Chainer's dataset "
+        "cache and download nothing.",
         {k: getattr(training_datasets, k) for k in (
             "TupleDataset", "DictDataset", "SubDataset", "split_dataset",
-            "split_dataset_random")} | {name: _download(name) for name in DOWNLOADS})
+            "split_dataset_random", *CACHED)} | {name: _download(name) for name in DOWNLOADS})
     modules = {"chainer.training": training, "chainer.iterators": iterators,
                "chainer.datasets": datasets}
     for child in ("extensions", "triggers", "updaters", "extension", "trainer", "updater",
@@ -298,7 +301,12 @@ def _modules() -> dict[str, types.ModuleType]:
     data = _chainer_names("chainer.dataset", "Batch assembly.",
                           {"convert": dataset, "concat_examples": dataset.concat_examples,
                            "to_device": _to_cpu_device, "DatasetMixin": dataset.DatasetMixin,
-                           "Iterator": dataset.Iterator})
+                           "Iterator": dataset.Iterator, "download": dataset.download,
+                           "get_dataset_root": dataset.download.get_dataset_root,
+                           "set_dataset_root": dataset.download.set_dataset_root,
+                           "get_dataset_directory": dataset.download.get_dataset_directory,
+                           "cached_download": dataset.download.cached_download,
+                           "cache_or_load_file": dataset.download.cache_or_load_file})
     chainer.dataset = data
     training = _training_modules()
     chainer.training = training["chainer.training"]
@@ -312,6 +320,7 @@ def _modules() -> dict[str, types.ModuleType]:
         "chainer.optimizer_hooks": optimizer_hooks, "chainer.initializers": initializers,
         "chainer.serializers": serializers, "chainer.reporter": reporter,
         "chainer.dataset": data, "chainer.dataset.convert": dataset,
+        "chainer.dataset.download": dataset.download,
         "chainer.configuration": chainer.configuration,
         "chainer.computational_graph": computational_graph,
         "chainer.gradient_check": gradient_check,

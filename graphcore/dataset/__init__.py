@@ -1,5 +1,7 @@
-"""``graphcore.dataset``: Chainer's converter and dataset base class."""
+"""``graphcore.dataset``: Chainer's converter, dataset base class and dataset cache
+(``download``)."""
 
+from graphcore import dataset_download as download  # noqa: F401  (chainer.dataset.download)
 from graphcore.dataset import convert  # noqa: F401
 from graphcore.dataset.convert import concat_examples, to_device  # noqa: F401
 from graphcore.datasets import DatasetMixin  # noqa: F401

@@ -11,13 +11,20 @@ from typing import Any
 
 import numpy as np
 
+from graphcore import backend
 from graphcore.errors import DeviceError
 
 
 def check_device(device: Any) -> None:
-    """Refuse a device other than the host (graphcore computes with numpy only)."""
-    if device is None or device == -1 or device == "@numpy" or device == "cpu":
+    """Refuse a device other than the host (graphcore computes with numpy only); the host is
+    None, ``'cpu'`` or any Chainer specifier of it (-1, ``'-1'``, ``'@numpy'``, a CpuDevice)."""
+    if device is None or (isinstance(device, str) and device == "cpu"):
         return
+    try:
+        if isinstance(backend.get_device(device), backend.CpuDevice):
+            return
+    except (backend.DeviceUnavailable, TypeError, ValueError):
+        pass
     raise DeviceError(f"concat_examples: graphcore computes on the host only, got device "
                       f"{device!r}")
 

@@ -207,14 +207,19 @@ def test_chainer_s_training_modules_are_graphcore_s(chainer_alias):
     assert chainer.training.extensions is extensions  # `import chainer` alone reaches them
 
 
-def test_what_graphcore_lacks_fails_with_what_it_is(chainer_alias):
+def test_what_graphcore_lacks_fails_with_what_it_is(chainer_alias, tmp_path, monkeypatch):
     import chainer
 
-    with pytest.raises(NotImplementedError, match="get_mnist downloads its data.*TupleDataset"):
+    monkeypatch.setenv("CHAINER_DATASET_ROOT", str(tmp_path))
+    with pytest.raises(graphcore.dataset.download.DatasetNotCached,
+                       match=r"pfnet/chainer/mnist/train\.npz: not in the dataset cache, and "
+                       r"graphcore does not download \(Chainer fetches it from http://yann"):
         chainer.datasets.get_mnist()
     from chainer.datasets import get_cifar10
-    with pytest.raises(NotImplementedError, match="get_cifar10 downloads"):
+    with pytest.raises(FileNotFoundError, match="cifar-10.npz: not in the dataset cache"):
         get_cifar10()
+    with pytest.raises(NotImplementedError, match="get_svhn downloads"):
+        chainer.datasets.get_svhn()
     with pytest.raises(AttributeError, match=r"chainer\.iterators\.MultiprocessIterator is not "
                        r"covered.*use SerialIterator.*has: SerialIterator"):
         chainer.iterators.MultiprocessIterator  # noqa: B018
