@@ -76,6 +76,11 @@ class Optimizer:
 
     target: Link | None = None
     use_auto_new_epoch = False  # an updater that calls new_epoch(auto=True) sets it
+    # Chainer's rule: a parameter with no gradient at update time (not in this step's graph)
+    # is updated with a zero gradient, so momentum and weight decay still move it. graphcore's
+    # spec training sets it False: a branch a step did not take leaves its parameters alone,
+    # as PyTorch's optimizers do.
+    zero_missing_grads = True
     _LOSS_SCALE_MAX = 65504.0  # the largest float16
 
     def __init__(self) -> None:
@@ -158,10 +163,12 @@ class Optimizer:
 
         With ``lossfun``: clear the gradients, ``loss = lossfun(*args, **kwargs)``,
         ``loss.backward()``, then update.  Without it, update from the gradients already in
-        the parameters.  Parameters without a gradient or with ``requires_grad=False`` are
-        left alone. With loss scaling the backward pass is of ``loss * scale`` and each
-        gradient is divided by ``scale`` before its update; with dynamic scaling a step whose
-        gradients are not all finite is skipped (and the scale halved).
+        the parameters.  Parameters with ``requires_grad=False`` or not initialized are left
+        alone; one without a gradient gets a zero one (Chainer's rule; ``zero_missing_grads``
+        = False leaves it alone instead). With loss scaling the backward pass is of
+        ``loss * scale`` and each gradient is divided by ``scale`` before its update; with
+        dynamic scaling a step whose gradients are not all finite is skipped (and the scale
+        halved).
         """
         if self.target is None:
             raise RuntimeError("call setup(link) before update")
@@ -176,6 +183,10 @@ class Optimizer:
                                         f"Variable (the loss), got {type(loss).__name__}")
             (loss if self._loss_scale is None else loss * self._loss_scale).backward()
             del loss
+        if self.zero_missing_grads:
+            for param in self.target.params():
+                if param.requires_grad and param.array is not None and param.grad is None:
+                    param.grad = np.zeros_like(param.array)
         self.check_nan_in_grads()
         self.call_hooks("pre")
         self.t += 1
@@ -184,6 +195,16 @@ class Optimizer:
                 self.update_rule_of(param).update(param, self._loss_scale)
         self.call_hooks("post")
         self.update_loss_scale()
+
+    def serialize(self, serializer: Any) -> None:
+        """Chainer's protocol: ``t``, ``epoch``, then each parameter's update rule under its
+        path (``l1/W/t``, ``l1/W/m``, ...): the layout ``save_npz`` writes."""
+        self.t = int(serializer("t", self.t))
+        self.epoch = int(serializer("epoch", self.epoch))
+        if self.target is None:
+            return
+        for name, param in self.target.namedparams():
+            self.update_rule_of(param).serialize(serializer[name[1:]])
 
     def new_epoch(self, auto: bool = False) -> None:
         """Count an epoch. ``auto``: called by an updater that owns the count (it sets

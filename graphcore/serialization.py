@@ -22,7 +22,32 @@ from graphcore.errors import SerializationError
 from graphcore.files.arrays import ArrayFileError, NpzArchive
 
 
-class Saver:
+class AbstractSerializer:
+    """Chainer's serializer protocol: ``serializer[key]`` is a child serializer under
+    ``key/``, ``serializer(key, value)`` saves ``value`` or returns the stored one."""
+
+    def __getitem__(self, key: str) -> AbstractSerializer:
+        raise NotImplementedError
+
+    def __call__(self, key: str, value: Any) -> Any:
+        raise NotImplementedError
+
+
+class Serializer(AbstractSerializer):
+    """A serializer that saves (Chainer's ``chainer.serializer.Serializer``)."""
+
+    def save(self, obj: Any) -> None:
+        obj.serialize(self)
+
+
+class Deserializer(AbstractSerializer):
+    """A serializer that loads (Chainer's ``chainer.serializer.Deserializer``)."""
+
+    def load(self, obj: Any) -> None:
+        obj.serialize(self)
+
+
+class Saver(Serializer):
     """Writes into a flat ``dict`` of arrays keyed by ``/``-joined paths."""
 
     def __init__(self, target: dict[str, np.ndarray], path: str = "") -> None:
@@ -38,7 +63,7 @@ class Saver:
         return value
 
 
-class Loader:
+class Loader(Deserializer):
     """Reads from an open ``.npz`` archive; ``strict``: a missing key is an error.
 
     The archive is untrusted: before a key's data is decompressed, its ``.npy`` header and its
@@ -67,7 +92,7 @@ class Loader:
             return value
         self.read.add(full)
         shape, dtype = member_header(self.npz, full)
-        _expect(full, shape, dtype, value)
+        check_stored(full, shape, dtype, value)
         stored = read_member(self.npz, full)
         if isinstance(value, np.ndarray):
             np.copyto(value, stored)
@@ -111,7 +136,7 @@ def read_member(npz: Any, key: str) -> np.ndarray:
         raise SerializationError(f"{key}: {e.message}") from None
 
 
-def _expect(key: str, shape: tuple[int, ...], dtype: np.dtype, value: Any) -> None:
+def check_stored(key: str, shape: tuple[int, ...], dtype: np.dtype, value: Any) -> None:
     """Refuse a stored array that cannot be what the reader loads into ``value``."""
     held = f"the file holds shape {shape}, dtype {dtype}"
     if isinstance(value, np.ndarray):

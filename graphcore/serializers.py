@@ -8,8 +8,16 @@ This module is the one owner of that layout: inside Chainer's ``serialize(serial
 protocol (``graphcore.serialization``: a Trainer's snapshot) a Link or an Optimizer goes
 through ``serialize_link``/``serialize_optimizer`` here.
 
+Chainer's serializer classes are here too, with Chainer's semantics: ``DictionarySerializer``
+(saves into a dict: ``serialize(obj)``), ``NpzDeserializer`` (loads from an open archive: a
+numpy ``NpzFile``, graphcore's bounded ``NpzArchive`` or a dict; ``strict``, ``ignore_names``;
+casts into the target's dtype as ``numpy.copyto`` does) and ``load(obj)`` / ``save(obj)``, for
+any object with ``serialize(serializer)``; Links and Optimizers have it.
+
 >>> save_npz('model.npz', model)
->>> load_npz('model.npz', model)              # strict: every key must match, both ways
+>>> load_npz('model.npz', model)              # strict: every key of the model is in the file
+>>> load_npz('model.npz', model, exact=True)  # ... and every key of the file is the model's
+>>> load_npz('model.npz', model, ignore_names=['l1/b'])    # leave some keys alone
 """
 
 from __future__ import annotations
@@ -28,9 +36,18 @@ from graphcore.files.arrays import ArrayFileError, NpzArchive
 from graphcore.files.regular import open_regular
 from graphcore.links.link import Link
 from graphcore.optimizers import Optimizer
-from graphcore.serialization import Loader, Saver
+from graphcore.serialization import (  # noqa: F401  (Chainer's names)
+    AbstractSerializer,
+    Deserializer,
+    Loader,
+    Saver,
+    Serializer,
+    check_stored,
+    member_header,
+    read_member,
+)
 
-__all__ = ["load_npz", "save_npz"]
+__all__ = ["DictionarySerializer", "NpzDeserializer", "load_npz", "save_npz", "serialize"]
 
 PathOrFile = str | os.PathLike | IO[bytes]
 
@@ -63,16 +80,23 @@ def save_npz(file: PathOrFile, obj: Link | Optimizer, compression: bool = True) 
 
 
 def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
-             strict: bool = True, max_elements: int | None = None) -> None:
+             strict: bool = True, ignore_names: Any = None,
+             max_elements: int | None = None, exact: bool = False) -> None:
     """Copy the arrays stored in ``file`` (under the key prefix ``path``) into ``obj``.
 
     A lazy parameter that is not initialized yet takes the file's shape.  Shape or dtype
     mismatches always raise ``SerializationError``; with ``strict`` so do keys the model has
-    but the file lacks, and keys under ``path`` the file has but the model lacks.  Every
+    but the file lacks (Chainer's meaning of strict: keys the file has beyond the model's are
+    ignored, so a sub-model loads from a whole model's file), and with ``exact`` (graphcore's)
+    keys under ``path`` the file has but the model lacks as well.  Every
     array's header is checked before its data is inflated: against the array it replaces
     (shape and dtype), against ``max_elements`` where none constrains it (a lazy parameter),
     and against the member's own declared size, so a small file that would inflate to
     gigabytes is refused without inflating it (``graphcore.files.arrays``).
+
+    ``ignore_names`` (Chainer's): a key, a predicate on keys, or a list of them, to leave as
+    they are; the file is then read through ``NpzDeserializer`` (Chainer's rules: values are
+    cast to the target's dtype, and the checks above apply except that one).
     """
     if not isinstance(obj, Link | Optimizer) and not hasattr(obj, "serialize"):
         raise ArgumentTypeError(f"load_npz loads into a Link or an Optimizer, got "
@@ -82,12 +106,12 @@ def load_npz(file: PathOrFile, obj: Link | Optimizer, path: str = "",
         raise ArgumentTypeError(f"load_npz: path must be a str (a key prefix), got "
                                 f"{type(path).__name__}")
     with open_npz(file, max_elements) as archive:
-        loader = _Loader(archive, path, strict)
+        if ignore_names is not None or not isinstance(obj, Link | Optimizer):
+            NpzDeserializer(archive, path, strict, ignore_names).load(obj)
+            return
+        loader = _Loader(archive, path, strict, exact)
         if isinstance(obj, Optimizer):
             _load_optimizer(loader, obj)
-        elif hasattr(obj, "serialize"):
-            obj.serialize(Loader(archive, path, strict))
-            return
         else:
             _check_link(loader, obj)
             _load_link(loader, obj)
@@ -141,10 +165,24 @@ def _collect(obj: Link | Optimizer) -> dict[str, np.ndarray]:
         return _optimizer_arrays(obj)
     if isinstance(obj, Link):
         return _link_arrays(obj)
-    if hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
-        arrays: dict[str, np.ndarray] = {}
-        obj.serialize(Saver(arrays))
-        return arrays
+    if isinstance(obj, dict):  # Chainer's save_npz writes a dict of arrays as it is
+        arrays = obj
+    elif hasattr(obj, "serialize"):  # a Trainer, an updater, an iterator: Chainer's protocol
+        arrays = serialize(obj)
+    else:
+        arrays = None
+    if arrays is not None:
+        # None (an uninitialized value) is left out: Chainer pickles it, graphcore never does
+        kept = {key: np.asarray(value) for key, value in arrays.items()
+                if value is not None and not (isinstance(value, np.ndarray)
+                                              and value.dtype == object and value.shape == ()
+                                              and value[()] is None)}
+        for key, value in kept.items():
+            if value.dtype == object:
+                raise SerializationError(f"{key}: save_npz writes numbers and strings; a "
+                                         f"Python object would need pickling, which graphcore "
+                                         f"never writes")
+        return kept
     raise ArgumentTypeError(f"save_npz saves a Link or an Optimizer, got {type(obj).__name__}")
 
 
@@ -189,11 +227,12 @@ class _Loader:
     """Reads keys from an open archive under a prefix and remembers which ones were used;
     each array's header is checked against what it is read into before it is inflated."""
 
-    def __init__(self, npz: NpzArchive, prefix: str, strict: bool) -> None:
+    def __init__(self, npz: NpzArchive, prefix: str, strict: bool, exact: bool = True) -> None:
         self.npz = npz
         self.keys = set(npz.files)
         self.prefix = prefix
         self.strict = strict
+        self.exact = exact
         self.unused = {k for k in self.keys if k.startswith(prefix)}
         self.missing: list[str] = []
 
@@ -237,7 +276,7 @@ class _Loader:
             raise SerializationError(
                 f"the file lacks {len(self.missing)} key(s) the model has: "
                 f"{', '.join(self.missing)} (pass strict=False to skip them)")
-        if self.unused:
+        if self.unused and self.exact:
             raise SerializationError(
                 f"the file has {len(self.unused)} key(s) the model lacks: "
                 f"{', '.join(sorted(self.unused))} (pass strict=False to ignore them)")
@@ -381,3 +420,110 @@ def _serialize(serializer: Saver | Loader, target: Link | Optimizer,
     load(loader, target)
     loader.finish()
     serializer.read.update(k for k in serializer.npz.files if k.startswith(serializer.path))
+
+
+# --- Chainer's serializer classes -----------------------------------------------------------
+
+
+class DictionarySerializer(Saver):
+    """Saves into a dict of arrays keyed by ``/``-joined paths (Chainer's): a leading or
+    trailing ``/`` of a key is dropped, and None is kept as a 0-d object array (in memory;
+    ``save_npz`` leaves it out of a file)."""
+
+    def __init__(self, target: dict[str, np.ndarray] | None = None, path: str = "") -> None:
+        super().__init__({} if target is None else target, path)
+
+    def __getitem__(self, key: str) -> DictionarySerializer:
+        return DictionarySerializer(self.target, f"{self.path}{key.strip('/')}/")
+
+    def __call__(self, key: str, value: Any) -> Any:
+        self.target[self.path + key.lstrip("/")] = (
+            np.asarray(None) if value is None else np.asarray(value))
+        return value
+
+
+def serialize(obj: Any) -> dict[str, np.ndarray]:
+    """``obj``'s values as a dict, through its ``serialize`` (Chainer's ``npz.serialize``)."""
+    serializer = DictionarySerializer()
+    serializer.save(obj)
+    return serializer.target
+
+
+def _is_ignored(key: str, ignore_names: Any) -> bool:
+    names = ignore_names if isinstance(ignore_names, tuple | list) else (ignore_names,)
+    for name in names:
+        if isinstance(name, str):
+            if key == name:
+                return True
+        elif callable(name):
+            if name(key):
+                return True
+        else:
+            raise ValueError(f"ignore_names holds keys (str), predicates (callables) or a list "
+                             f"of them; got {type(name).__name__}")
+    return False
+
+
+class NpzDeserializer(Loader):
+    """Loads from an open archive with Chainer's rules: ``strict`` (a key the archive lacks
+    raises ``KeyError``; otherwise the value is returned unchanged), ``ignore_names``, a value
+    of None gets the stored array, an array is filled by ``numpy.copyto`` (so cast to its dtype
+    within its kind: float64 into float16, not float into an integer array), a scalar is
+    converted to the value's type where that is safe (``TypeError`` otherwise). What graphcore
+    refuses beyond Chainer, each a ``SerializationError`` naming the key, decided from the
+    stored array's header before its data is read: a shape other than the target array's, a
+    non-scalar for a scalar, text over ``MAX_TEXT_CHARS``, an array of no fixed shape over the
+    archive's element limit, and a pickled object other than None."""
+
+    def __init__(self, npz: Any, path: str = "", strict: bool = True,
+                 ignore_names: Any = None) -> None:
+        super().__init__(npz, path, strict)
+        self.ignore_names = [] if ignore_names is None else ignore_names
+
+    def __getitem__(self, key: str) -> NpzDeserializer:
+        child = NpzDeserializer(self.npz, f"{self.path}{key.strip('/')}/", self.strict,
+                                self.ignore_names)
+        child.read = self.read
+        return child
+
+    def __call__(self, key: str, value: Any) -> Any:
+        key = self.path + key.lstrip("/")
+        files = getattr(self.npz, "files", self.npz)
+        if not self.strict and key not in files:
+            return value
+        if _is_ignored(key, self.ignore_names):
+            return value
+        if key not in files:
+            raise KeyError(f"{key}: the file has no such key")
+        self.read.add(key)
+        shape, dtype = member_header(self.npz, key)
+        held = f"the file holds shape {shape}, dtype {dtype}"
+        if dtype.kind == "O":  # only a numpy NpzFile opened with allow_pickle holds these
+            stored = self.npz[key]
+            if stored.shape == () and stored[()] is None:
+                return None
+            raise SerializationError(f"{key}: {held}: a pickled Python object, which graphcore "
+                                     f"does not load")
+        if isinstance(value, np.ndarray):
+            if shape != value.shape or not np.can_cast(dtype, value.dtype, "same_kind"):
+                raise SerializationError(f"{key}: expected shape {value.shape}, dtype "
+                                         f"{value.dtype}; {held}")
+            np.copyto(value, read_member(self.npz, key))
+            return value
+        if value is None or isinstance(value, str):
+            check_stored(key, shape, dtype, value)  # text and unshaped arrays within their limits
+            stored = read_member(self.npz, key)
+            return str(stored) if isinstance(value, str) else stored
+        if shape != ():
+            if isinstance(value, bool | int | float):
+                check_stored(key, shape, dtype, value)  # names what it expected
+            raise SerializationError(f"{key}: expected a scalar ({type(value).__name__}); "
+                                     f"{held}")
+        stored = read_member(self.npz, key)
+        kind = type(value)
+        if (np.issubdtype(stored.dtype, np.number)
+                and not (np.issubdtype(stored.dtype, np.integer) and kind is int)
+                and not np.can_cast(stored.dtype, kind, casting="safe")):
+            raise TypeError(f"{key}: cannot safely load a {stored.dtype} value into a "
+                            f"{kind.__name__}")
+        return kind(stored)

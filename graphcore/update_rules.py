@@ -6,12 +6,14 @@ Defaults and update equations are Chainer's.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from graphcore.serialization import Deserializer
 from graphcore.variable import Parameter
 
 
@@ -150,6 +152,28 @@ class UpdateRule:
 
     def init_state(self, param: Parameter) -> None:
         """Allocate ``self.state`` entries for ``param`` (none by default)."""
+
+    def serialize(self, serializer: Any) -> None:
+        """Chainer's protocol: ``t`` and the state arrays. A loader given a rule with no state
+        yet (not updated since it was made) reads the state ``init_state`` would make, by
+        name; a rule the file has no state for stays without."""
+        self.t = int(serializer("t", self.t))
+        if self.state is not None:
+            for key in self.state:
+                self.state[key] = serializer(key, self.state[key])
+            return
+        if not isinstance(serializer, Deserializer):
+            return
+        probe = copy.copy(self)
+        probe.state = {}
+        probe.init_state(Parameter(np.zeros(1, np.float32)))
+        loaded = {}
+        for key in probe.state:
+            value = serializer(key, None)
+            if value is None:
+                return
+            loaded[key] = value
+        self.state = loaded
 
     def update_core(self, param: Parameter) -> None:
         """Change ``param.array`` in place from ``param.grad``: Chainer's rules define

@@ -73,7 +73,7 @@ def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str | No
         raise SerializationError(f"--params {name} does not fit spec '{model.spec.name}': "
                                  + "; ".join(problems))
     try:
-        serializers.load_npz(file, model, path=prefix, max_elements=limit)
+        serializers.load_npz(file, model, path=prefix, max_elements=limit, exact=True)
     except SerializationError as e:  # the file changed, or a header lied about its data
         raise SerializationError(f"--params {name}: {e}") from e
 

@@ -190,6 +190,24 @@ class Link:
             raise TypeError(f"{type(self).__name__} defines no forward()")
         return forward(*args, **kwargs)
 
+    def serialize(self, serializer) -> None:
+        """Chainer's protocol: ``serializer(name, value)`` for each parameter and persistent
+        value, then each child under ``serializer[child]`` (a saver stores, a loader copies
+        into the arrays, or returns the stored array for a parameter not initialized yet,
+        which then takes its shape)."""
+        for name in self._params:
+            param = self.__dict__[name]
+            data = serializer(name, param.array)
+            if param.array is None and data is not None:
+                param.initialize(np.shape(data))
+                param.array[...] = data
+        for name in self._persistent:
+            self.__dict__[name] = serializer(name, self.__dict__[name])
+        self._serialize_children(serializer)
+
+    def _serialize_children(self, serializer) -> None:
+        """A plain Link has none."""
+
 
 class Chain(Link):
     """A link made of named child links (``self.l1 = L.Linear(...)`` in ``init_scope``)."""
@@ -248,6 +266,10 @@ class Chain(Link):
         with self.init_scope():
             setattr(self, name, link)
 
+    def _serialize_children(self, serializer) -> None:
+        for name in self._children:
+            getattr(self, name).serialize(serializer[name])
+
     def _share_children(self, ret: Link) -> None:
         ret.__dict__["_children"] = list(self._children)
         for name in self._children:
@@ -276,6 +298,10 @@ class ChainList(Link):
     def add_link(self, link: Link) -> None:
         """Chainer's name for ``append``: add ``link`` as the next child."""
         self.append(link)
+
+    def _serialize_children(self, serializer) -> None:
+        for index, child in enumerate(self._children):
+            child.serialize(serializer[str(index)])
 
     def _share_children(self, ret: Link) -> None:
         shared = [child._share() for child in self._children]

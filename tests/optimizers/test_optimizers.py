@@ -101,7 +101,7 @@ def test_adam_lr_is_undefined_before_the_first_step():
         _ = opt.lr
 
 
-def test_parameters_without_grad_or_frozen_are_skipped():
+def test_frozen_parameters_are_skipped_and_gradless_ones_get_a_zero_gradient():
     model = Pair()
     a0, b0 = model.a.array.copy(), model.b.array.copy()
     opt = optimizers.MomentumSGD().setup(model)
@@ -110,8 +110,30 @@ def test_parameters_without_grad_or_frozen_are_skipped():
     model.a.requires_grad = False
     opt.update()
     np.testing.assert_array_equal(model.a.array, a0)
-    np.testing.assert_array_equal(model.b.array, b0)
     assert model.a.update_rule.state is None and model.a.update_rule.t == 0
+    # Chainer's rule: b had no gradient, so it is updated with zeros (its state starts)
+    np.testing.assert_array_equal(model.b.array, b0)
+    assert model.b.update_rule.t == 1
+    np.testing.assert_array_equal(model.b.update_rule.state["v"], 0)
+    model.b.grad = GRAD_B.copy()
+    opt.update()  # momentum from this step carries into the next gradless one
+    model.b.grad = None
+    moved = model.b.array.copy()
+    opt.update()
+    assert not np.array_equal(model.b.array, moved)
+
+
+def test_without_zero_missing_grads_a_gradless_parameter_is_left_alone():
+    model = Pair()
+    opt = optimizers.MomentumSGD().setup(model)
+    opt.zero_missing_grads = False
+    model.b.grad = GRAD_B.copy()
+    opt.update()
+    model.b.grad = None
+    b1 = model.b.array.copy()
+    opt.update()
+    np.testing.assert_array_equal(model.b.array, b1)
+    assert model.b.update_rule.t == 1
 
 
 def test_update_with_lossfun_clears_backprops_and_steps():

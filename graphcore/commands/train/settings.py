@@ -111,5 +111,8 @@ def settings_for(spec: Spec, *, seed: int | None = None, epochs: int | None = No
 
 
 def make_optimizer(settings: TrainSettings) -> optimizers.Optimizer:
-    """The optimizer ``settings`` name, with their hyperparameters (the rest its defaults)."""
-    return optimizers.BY_NAME[settings.optimizer](**settings.hyperparameters)
+    """The optimizer ``settings`` name, with their hyperparameters (the rest its defaults).
+    A parameter a step's graph did not reach (a branch not taken) is left alone that step."""
+    optimizer = optimizers.BY_NAME[settings.optimizer](**settings.hyperparameters)
+    optimizer.zero_missing_grads = False
+    return optimizer

@@ -264,7 +264,9 @@ def test_a_data_fed_spec_sweeps_as_graphtool_train_and_evaluate(scheduler, tmp_p
         evaluated = invoke("evaluate", spec, "--params", saved, "--json")
         assert evaluated.exit_code == 0, evaluated.stderr
         doc = json.loads(evaluated.stdout)
-        assert row["figures"]["validation_loss"] == doc["loss"]
+        # the same computation, but dask's workers run one BLAS thread and this process may
+        # run several: OpenBLAS sums a product in another order then (last bits differ)
+        assert row["figures"]["validation_loss"] == pytest.approx(doc["loss"], rel=1e-6)
         assert row["figures"]["validation_accuracy"] == doc["accuracy"]
     assert result.stdout.splitlines()[-1].startswith("best (validation_loss): graphtool train ")
 
