@@ -332,7 +332,8 @@ def _modules() -> dict[str, types.ModuleType]:
         "chainer.backends": chainer.backends, "chainer.backends.cuda": chainer.cuda,
         "chainer.cuda": chainer.cuda,
         "chainer.backend": backend, "chainer.utils": utils,
-        "chainer.utils.argument": utils.argument, "chainer.variable": variable,
+        "chainer.utils.argument": utils.argument, "chainer.utils.conv": utils.conv,
+        "chainer.utils.conv_nd": utils.conv_nd, "chainer.variable": variable,
         "chainer.function": chainer.function, "chainer.types": chainer.types,
         "chainerx": _chainerx_module(),
     }

@@ -28,8 +28,13 @@ from graphcore.ops.checks import axis_argument
 from graphcore.ops.convolution import (
     convolution_1d,
     convolution_2d,
+    convolution_3d,
+    convolution_nd,
     deconvolution_1d,
     deconvolution_2d,
+    deconvolution_3d,
+    deconvolution_nd,
+    dilated_convolution_2d,
 )
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
@@ -79,6 +84,8 @@ __all__ = [
     "accuracy", "average_pooling_1d", "average_pooling_2d", "convolution_1d", "convolution_2d",
     "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
     "max_pooling_2d",
+    "convolution_3d", "convolution_nd", "deconvolution_3d", "deconvolution_nd",
+    "dilated_convolution_2d",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",

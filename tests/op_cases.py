@@ -378,6 +378,21 @@ CASES: dict[str, list[OpCase]] = {
     "deconvolution_1d": [
         OpCase((normal(2, 3, 4), normal(3, 2, 3), normal(2)), {"stride": 2}, label="stride"),
     ],
+    "convolution_nd": [
+        OpCase((normal(2, 2, 4, 3, 3), normal(3, 2, 2, 2, 2), normal(3)), {"ndim": 3, "pad": 1},
+               label="3d-bias-pad"),
+        OpCase((normal(1, 4, 5, 4, 3), normal(2, 2, 2, 2, 1)),
+               {"ndim": 3, "stride": (2, 1, 1), "dilate": (1, 2, 1), "groups": 2,
+                "cover_all": True}, label="3d-stride-dilate-groups-cover-all"),
+    ],
+    "convolution_nd_grad_w": [
+        OpCase((normal(2, 2, 4, 3, 3), normal(2, 3, 3, 2, 2)), {"ndim": 3, "ksize": 2},
+               label="3d"),
+    ],
+    "deconvolution_nd": [
+        OpCase((normal(2, 2, 3, 2, 2), normal(2, 2, 2, 2, 2), normal(2)),
+               {"ndim": 3, "stride": 2, "pad": 1}, label="3d-stride-pad-bias"),
+    ],
     # pooling (distinct values: no two elements of a window tie)
     "max_pooling_2d": [
         OpCase((distinct(2, 3, 5, 5),), {"ksize": 2}, label="cover-all"),

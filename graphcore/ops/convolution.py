@@ -1,15 +1,20 @@
-"""Convolutions over ``(N, C, *spatial)`` arrays (NCW and NCHW): ``convolution_2d``,
-``convolution_1d``, their transposes ``deconvolution_2d`` / ``deconvolution_1d``, and the
-filter gradient ``convolution_*_grad_w``, with stride, padding, dilation and groups.
+"""Convolutions over ``(N, C, *spatial)`` arrays: ``convolution_2d`` and ``convolution_1d``
+(NCHW and NCW), ``convolution_nd`` (any number of spatial axes, given as ``ndim``), their
+transposes ``deconvolution_*`` and the filter gradients ``convolution_*_grad_w``, with stride,
+padding, dilation and groups. ``convolution_nd`` / ``deconvolution_nd`` (the functions) use
+the 1-d and 2-d ops for one and two spatial axes.
 
 Forward is ``im2col`` (one strided copy) and one GEMM; the filter gradient is one GEMM with
 the same columns; the input gradient is the transposed convolution (a GEMM and ``col2im``).
 As in Chainer, each backward is written with these three ops, so the gradient of a gradient
-is again a convolution and double backprop works to any order.
+is again a convolution and double backprop works to any order. As in Chainer, the input and
+the filter may differ in dtype: the output is in the input's dtype, each gradient in its
+variable's.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -17,9 +22,12 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
+from graphcore.ops.array import cast
 from graphcore.ops.checks import is_float, same_dtype
-from graphcore.ops.windows import as_tuple, col2im, conv_outsize, deconv_outsize, im2col, out_shape
+from graphcore.ops.windows import as_tuple, col2im, im2col, out_shape
 from graphcore.registry import register_op
+from graphcore.utils.conv import get_conv_outsize as conv_outsize
+from graphcore.utils.conv import get_deconv_outsize as deconv_outsize
 from graphcore.variable import Variable
 
 _INTS = (int, tuple)
@@ -44,6 +52,16 @@ def _apply(node: FunctionNode, *inputs):
     return node.forward(inputs)[0]
 
 
+def _in_dtype(a, dtype):
+    """``a`` (an array or a Variable) in ``dtype``: a filter's gradient is computed in its
+    input's dtype and returned in the filter's, as Chainer does for mixed dtypes."""
+    if a.dtype == dtype:
+        return a
+    if isinstance(a, Variable):
+        return cast(a, dtype)
+    return a.astype(dtype)
+
+
 def _covers_all(spatial, out, ksize, stride, pad, dilate) -> bool:
     """Whether ``out`` windows over ``spatial`` need Chainer's ``cover_all`` (a partial one)."""
     return any(conv_outsize(n, k, s, p, False, d) != o
@@ -55,8 +73,9 @@ def _covers_all(spatial, out, ksize, stride, pad, dilate) -> bool:
 
 def conv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, pad, dilate,
                  groups: int, out) -> tuple[np.ndarray, np.ndarray]:
-    """``y[n, o] = sum_c,k W[o, c, k] x[n, c, s * j + d * k - p] (+ b[o])``, per group;
-    returns ``y`` and the columns of ``x`` (the filter gradient reuses them)."""
+    """``y[n, o] = sum_c,k W[o, c, k] x[n, c, s * j + d * k - p] (+ b[o])``, per group, in
+    ``x``'s dtype (a filter of another dtype is multiplied in the wider one); returns ``y``
+    and the columns of ``x`` (the filter gradient reuses them)."""
     n, c = x.shape[:2]
     oc, ksize = W.shape[0], W.shape[2:]
     col = im2col(x, ksize, stride, pad, dilate, out)
@@ -96,7 +115,8 @@ def grad_w_from_rows(rows: np.ndarray, col: np.ndarray, w_shape, groups: int) ->
 def deconv_from_rows(rows: np.ndarray, W: np.ndarray, groups: int, n: int, spatial, outsize,
                      stride, pad, dilate) -> np.ndarray:
     """``col2im(W^T rows)``: the transposed convolution of an input given as its channel rows
-    ``(C_in, N * prod(spatial))``, with ``W: (C_in, out / groups, *k)``."""
+    ``(C_in, N * prod(spatial))``, with ``W: (C_in, out / groups, *k)``; in the rows' dtype
+    (a filter of another dtype is multiplied in the wider one)."""
     cin, ocg, ksize = W.shape[0], W.shape[1], W.shape[2:]
     ck = ocg * math.prod(ksize)
     if groups == 1:
@@ -104,7 +124,8 @@ def deconv_from_rows(rows: np.ndarray, W: np.ndarray, groups: int, n: int, spati
     else:
         cg = cin // groups
         col = W.reshape(groups, cg, ck).swapaxes(1, 2) @ rows.reshape(groups, cg, -1)
-    col = col.reshape((ocg * groups,) + tuple(ksize) + (n,) + tuple(spatial))
+    col = col.astype(rows.dtype, copy=False).reshape(
+        (ocg * groups,) + tuple(ksize) + (n,) + tuple(spatial))
     return col2im(col, outsize, stride, pad, dilate)
 
 
@@ -128,7 +149,34 @@ def deconv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, p
 
 # --- ops ------------------------------------------------------------------------------------
 
-class _Conv(FunctionNode):
+class _Windowed(FunctionNode):
+    """A convolution, its filter gradient or its transpose; each one's backward is made of
+    the other two, of the same number of spatial axes (``_related``)."""
+
+    __slots__ = ()
+    ndim: int = 2
+    _conv: type[FunctionNode]
+    _grad_w: type[FunctionNode]
+    _deconv: type[FunctionNode]
+
+    def _related(self, kind: str):
+        """The constructor of the ``kind`` op (``_conv``, ``_grad_w``, ``_deconv``)."""
+        return getattr(type(self), kind)
+
+
+class _AnyNdim(_Windowed):
+    """A windowed op whose number of spatial axes is its first argument, ``ndim``."""
+
+    __slots__ = ()
+
+    def _related(self, kind: str):
+        return functools.partial(getattr(type(self), kind), self.ndim)
+
+
+_NDIM = {"ndim": Attr(int, required=True, low=1, doc="number of spatial axes")}
+
+
+class _Conv(_Windowed):
     """``x: (N, C, *spatial)``, ``W: (out_channels, C / groups, *ksize)``, optional ``b``."""
 
     __slots__ = ("stride", "pad", "cover_all", "dilate", "groups")
@@ -162,11 +210,12 @@ class _Conv(FunctionNode):
             return self._backward_arrays(indexes, x, W, gy)
         gx = gW = gb = None
         if 0 in indexes:
-            gx = _apply(self._deconv(self.stride, self.pad, tuple(x.shape[2:]), self.dilate,
-                                     self.groups), gy, W)
+            gx = _apply(self._related("_deconv")(self.stride, self.pad, tuple(x.shape[2:]),
+                                                 self.dilate, self.groups), gy, W)
         if 1 in indexes:
-            gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad, self.dilate,
-                                     self.groups), x, gy)
+            grad_w = self._related("_grad_w")(tuple(W.shape[2:]), self.stride, self.pad,
+                                              self.dilate, self.groups)
+            gW = _in_dtype(_apply(grad_w, x, gy), W.dtype)
         if 2 in indexes:
             gb = g.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
@@ -184,13 +233,13 @@ class _Conv(FunctionNode):
             col = getattr(self, "_saved", None)  # None when static mode rebuilt this node
             if col is None:
                 col = im2col(x, W.shape[2:], self.stride, self.pad, self.dilate, gy.shape[2:])
-            gW = grad_w_from_rows(rows, col, W.shape, self.groups)
+            gW = _in_dtype(grad_w_from_rows(rows, col, W.shape, self.groups), W.dtype)
         if 2 in indexes:
             gb = rows.sum(axis=1)
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
 
 
-class _ConvGradW(FunctionNode):
+class _ConvGradW(_Windowed):
     """The filter gradient of a convolution, from its input ``x`` and output gradient ``gy``
     (a function of both, so a second derivative of a convolution is again a convolution)."""
 
@@ -221,17 +270,17 @@ class _ConvGradW(FunctionNode):
         x, gy = self.get_retained_inputs()
         gx = ggy = None
         if 0 in indexes:
-            gx = _apply(self._deconv(self.stride, self.pad, tuple(x.shape[2:]), self.dilate,
-                                     self.groups), gy, ggW)
+            gx = _apply(self._related("_deconv")(self.stride, self.pad, tuple(x.shape[2:]),
+                                                 self.dilate, self.groups), gy, ggW)
         if 1 in indexes:
             cover_all = _covers_all(x.shape[2:], gy.shape[2:], self.ksize, self.stride,
                                     self.pad, self.dilate)
-            ggy = _apply(self._conv(self.stride, self.pad, cover_all, self.dilate,
+            ggy = _apply(self._related("_conv")(self.stride, self.pad, cover_all, self.dilate,
                                     self.groups), x, ggW)
         return gx, ggy
 
 
-class _Deconv(FunctionNode):
+class _Deconv(_Windowed):
     """``x: (N, C_in, *spatial)``, ``W: (C_in, out_channels / groups, *ksize)``, optional
     ``b``; ``outsize`` (default: the smallest that fits) picks among the output sizes whose
     convolution has ``x``'s size."""
@@ -279,11 +328,12 @@ class _Deconv(FunctionNode):
         if 0 in indexes:
             cover_all = _covers_all(gy.shape[2:], x.shape[2:], W.shape[2:], self.stride,
                                     self.pad, self.dilate)
-            gx = _apply(self._conv(self.stride, self.pad, cover_all, self.dilate,
+            gx = _apply(self._related("_conv")(self.stride, self.pad, cover_all, self.dilate,
                                    self.groups), gy, W)
         if 1 in indexes:
-            gW = _apply(self._grad_w(tuple(W.shape[2:]), self.stride, self.pad, self.dilate,
-                                     self.groups), gy, x)
+            grad_w = self._related("_grad_w")(tuple(W.shape[2:]), self.stride, self.pad,
+                                              self.dilate, self.groups)
+            gW = _in_dtype(_apply(grad_w, gy, x), W.dtype)
         if 2 in indexes:
             gb = g.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
@@ -293,7 +343,7 @@ def _check_conv(label: str, nd: int, x, W, b, groups: int, channels_of_w: str) -
     """Shapes and dtypes of a (de)convolution's inputs; ``channels_of_w`` says which axis of
     ``W`` faces the input: ``out`` (convolution: axis 1, per group) or ``in`` (axis 0)."""
     is_float(label, x)
-    same_dtype(label, x, W)
+    is_float(label, W, "filter")
     layout = "NCW" if nd == 1 else "NCHW" if nd == 2 else f"(N, C, {nd} spatial axes)"
     if x.ndim != nd + 2:
         raise errors.ShapeError(f"{label}: expected x of {nd + 2} dimensions ({layout}), got "
@@ -399,8 +449,55 @@ class Deconvolution1DFunction(_Deconv):
     ndim = 1
 
 
+@register_op
+class ConvolutionND(_AnyNdim, _Conv):
+    """Convolution over ``ndim`` spatial axes: ``x: (N, C, *spatial)``, ``W: (out, C /
+    groups, *k)``."""
+
+    __slots__ = ("ndim",)
+    name = "convolution_nd"
+    label = "ConvolutionND"
+    attributes = {**_NDIM, **_conv_attrs(cover_all=True)}
+
+    def __init__(self, ndim: int, stride=1, pad=0, cover_all: bool = False, dilate=1,
+                 groups: int = 1) -> None:
+        self.ndim = as_tuple(ndim, 1, self.label, "ndim", 1)[0]
+        super().__init__(stride, pad, cover_all, dilate, groups)
+
+
+@register_op
+class ConvolutionNDGradW(_AnyNdim, _ConvGradW):
+    """Filter gradient of ``convolution_nd`` from ``x`` and the output gradient ``gy``."""
+
+    __slots__ = ("ndim",)
+    name = "convolution_nd_grad_w"
+    label = "ConvolutionNDGradW"
+    attributes = {**_NDIM, **_ConvGradW.attributes}
+
+    def __init__(self, ndim: int, ksize, stride=1, pad=0, dilate=1, groups: int = 1) -> None:
+        self.ndim = as_tuple(ndim, 1, self.label, "ndim", 1)[0]
+        super().__init__(ksize, stride, pad, dilate, groups)
+
+
+@register_op
+class DeconvolutionND(_AnyNdim, _Deconv):
+    """Transposed convolution over ``ndim`` spatial axes: ``x: (N, C, *spatial)``, ``W: (C,
+    out / groups, *k)``."""
+
+    __slots__ = ("ndim",)
+    name = "deconvolution_nd"
+    label = "DeconvolutionND"
+    attributes = {**_NDIM, **_Deconv.attributes}
+
+    def __init__(self, ndim: int, stride=1, pad=0, outsize=None, dilate=1,
+                 groups: int = 1) -> None:
+        self.ndim = as_tuple(ndim, 1, self.label, "ndim", 1)[0]
+        super().__init__(stride, pad, outsize, dilate, groups)
+
+
 for _family in ((Convolution2DFunction, Convolution2DGradW, Deconvolution2DFunction),
-                (Convolution1DFunction, Convolution1DGradW, Deconvolution1DFunction)):
+                (Convolution1DFunction, Convolution1DGradW, Deconvolution1DFunction),
+                (ConvolutionND, ConvolutionNDGradW, DeconvolutionND)):
     for _cls in _family:
         _cls._conv, _cls._grad_w, _cls._deconv = _family
 
@@ -431,3 +528,55 @@ def deconvolution_1d(x, W, b=None, stride=1, pad=0, outsize=None, dilate=1, grou
     """Chainer's ``F.deconvolution_1d``: ``x`` (N, C, W), ``W`` (C, out / groups, k)."""
     return Deconvolution1DFunction(stride, pad, outsize, dilate, groups).apply(
         _inputs(x, W, b))[0]
+
+
+def _spatial_axes(label: str, x) -> int:
+    ndim = len(x.shape) - 2
+    if ndim < 1:
+        raise errors.ShapeError(f"{label}: expected x of shape (N, C, *spatial) with at least "
+                                f"one spatial axis, got {tuple(x.shape)}")
+    return ndim
+
+
+def convolution_nd(x, W, b=None, stride=1, pad=0, cover_all=False, dilate=1, groups=1):
+    """Chainer's ``F.convolution_nd``: ``x`` (N, C, *spatial), ``W`` (out, C / groups, *k), as
+    many spatial axes as ``x`` has (one or two: ``convolution_1d`` / ``convolution_2d``)."""
+    ndim = _spatial_axes("ConvolutionND", x)
+    if ndim == 2:
+        node = Convolution2DFunction(stride, pad, cover_all, dilate, groups)
+    elif ndim == 1:
+        node = Convolution1DFunction(stride, pad, cover_all, dilate, groups)
+    else:
+        node = ConvolutionND(ndim, stride, pad, cover_all, dilate, groups)
+    return node.apply(_inputs(x, W, b))[0]
+
+
+def convolution_3d(x, W, b=None, stride=1, pad=0, cover_all=False, dilate=1, groups=1):
+    """Chainer's ``F.convolution_3d``: ``x`` (N, C, D, H, W), ``W`` (out, C / groups, kd, kh,
+    kw)."""
+    return ConvolutionND(3, stride, pad, cover_all, dilate, groups).apply(_inputs(x, W, b))[0]
+
+
+def deconvolution_nd(x, W, b=None, stride=1, pad=0, outsize=None, dilate=1, groups=1):
+    """Chainer's ``F.deconvolution_nd``: ``x`` (N, C, *spatial), ``W`` (C, out / groups, *k),
+    as many spatial axes as ``x`` has."""
+    ndim = _spatial_axes("DeconvolutionND", x)
+    if ndim == 2:
+        node = Deconvolution2DFunction(stride, pad, outsize, dilate, groups)
+    elif ndim == 1:
+        node = Deconvolution1DFunction(stride, pad, outsize, dilate, groups)
+    else:
+        node = DeconvolutionND(ndim, stride, pad, outsize, dilate, groups)
+    return node.apply(_inputs(x, W, b))[0]
+
+
+def deconvolution_3d(x, W, b=None, stride=1, pad=0, outsize=None, dilate=1, groups=1):
+    """Chainer's ``F.deconvolution_3d``: ``x`` (N, C, D, H, W), ``W`` (C, out / groups, kd, kh,
+    kw)."""
+    return DeconvolutionND(3, stride, pad, outsize, dilate, groups).apply(
+        _inputs(x, W, b))[0]
+
+
+def dilated_convolution_2d(x, W, b=None, stride=1, pad=0, dilate=1, cover_all=False):
+    """Chainer's ``F.dilated_convolution_2d``: ``convolution_2d`` with taps ``dilate`` apart."""
+    return Convolution2DFunction(stride, pad, cover_all, dilate).apply(_inputs(x, W, b))[0]

@@ -1,7 +1,7 @@
 """Sliding windows over the spatial axes of ``(N, C, *spatial)`` arrays, for convolution and
-pooling: output sizes (Chainer's formulas), ``im2col`` (windows gathered into one matrix by a
-single strided copy) and its adjoint ``col2im`` (windows added back, one slice per kernel
-offset). Every function works for any number of spatial axes.
+pooling: output sizes (Chainer's formulas, ``graphcore.utils.conv``), ``im2col`` (windows
+gathered into one matrix by a single strided copy) and its adjoint ``col2im`` (windows added
+back, one slice per kernel offset). Every function works for any number of spatial axes.
 
 The column layout is ``(C, *kernel, N, *out)``: reshaped to ``(C * prod(kernel), N *
 prod(out))`` it is the right-hand side of one GEMM with the filters ``(out_channels, C *
@@ -17,6 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from graphcore import errors
+from graphcore.utils.conv import get_conv_outsize as conv_outsize
 
 
 def as_tuple(value: int | Sequence[int], n: int, label: str, what: str,
@@ -32,25 +33,6 @@ def as_tuple(value: int | Sequence[int], n: int, label: str, what: str,
     if any(v < low for v in values):
         raise ValueError(f"{label}: {what} must be at least {low}, got {value!r}")
     return values
-
-
-def conv_outsize(size: int, k: int, s: int, p: int, cover_all: bool = False,
-                 d: int = 1) -> int:
-    """Windows along one axis (Chainer's ``get_conv_outsize``): ``cover_all`` adds a last,
-    partial window so that every input element is covered."""
-    dk = k + (k - 1) * (d - 1)
-    if cover_all:
-        return (size + p * 2 - dk + s - 1) // s + 1
-    return (size + p * 2 - dk) // s + 1
-
-
-def deconv_outsize(size: int, k: int, s: int, p: int, cover_all: bool = False,
-                   d: int = 1) -> int:
-    """The inverse of ``conv_outsize`` (Chainer's ``get_deconv_outsize``)."""
-    dk = (k - 1) * d + 1
-    if cover_all:
-        return s * (size - 1) + dk - s + 1 - 2 * p
-    return s * (size - 1) + dk - 2 * p
 
 
 def out_shape(label: str, spatial: Sequence[int], ksize: Sequence[int],

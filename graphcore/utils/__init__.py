@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from graphcore.utils import argument
+from graphcore.utils import argument, conv, conv_nd
 
-__all__ = ["argument", "collections_abc", "force_array", "force_type", "size_of_shape", "tempdir"]
+__all__ = ["argument", "collections_abc", "conv", "conv_nd", "force_array", "force_type",
+           "size_of_shape", "tempdir"]
 
 
 def force_array(x: Any, dtype: Any = None) -> np.ndarray:

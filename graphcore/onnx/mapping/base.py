@@ -25,6 +25,7 @@ NOT_EXPORTABLE: dict[str, str] = {
     "embed_id_grad": _GRADIENT,
     "convolution_2d_grad_w": _GRADIENT,
     "convolution_1d_grad_w": _GRADIENT,
+    "convolution_nd_grad_w": _GRADIENT,
     "sum_to": f"{_GRADIENT} (it reduces broadcast axes)",
     "scatter_add": f"{_GRADIENT} (get_item's backward)",
     "prod_others": f"{_GRADIENT} (prod's backward)",

@@ -1,5 +1,5 @@
 """Converters of the windowed layers (convolution, deconvolution, pooling, local response
-normalization) and of the LSTM cell, for any number of spatial axes (the 1-d and 2-d ops).
+normalization) and of the LSTM cell, for any number of spatial axes (the 1-d, 2-d and n-d ops).
 
 Chainer's conventions that ONNX spells differently are translated here:
 
@@ -32,7 +32,7 @@ def _spatial(e, node) -> int:
     return len(e.shape_of(node.inputs[0])) - 2
 
 
-@converts("convolution_2d", "convolution_1d")
+@converts("convolution_2d", "convolution_1d", "convolution_nd")
 def _convolution(e, node, ins):
     a, nd = node.attrs, _spatial(e, node)
     pad, stride = _tuple(a.get("pad", 0), nd), _tuple(a.get("stride", 1), nd)
@@ -41,7 +41,7 @@ def _convolution(e, node, ins):
                 dilations=list(_tuple(a.get("dilate", 1), nd)), group=int(a.get("groups", 1)))
 
 
-@converts("deconvolution_2d", "deconvolution_1d")
+@converts("deconvolution_2d", "deconvolution_1d", "deconvolution_nd")
 def _deconvolution(e, node, ins):
     a, nd = node.attrs, _spatial(e, node)
     pad, stride = _tuple(a.get("pad", 0), nd), _tuple(a.get("stride", 1), nd)
