@@ -302,6 +302,7 @@ def _modules() -> dict[str, types.ModuleType]:
                           {"convert": dataset, "concat_examples": dataset.concat_examples,
                            "to_device": _to_cpu_device, "DatasetMixin": dataset.DatasetMixin,
                            "Iterator": dataset.Iterator, "download": dataset.download,
+                           "Converter": dataset.Converter, "converter": dataset.converter,
                            "get_dataset_root": dataset.download.get_dataset_root,
                            "set_dataset_root": dataset.download.set_dataset_root,
                            "get_dataset_directory": dataset.download.get_dataset_directory,

@@ -3,7 +3,12 @@
 
 from graphcore import dataset_download as download  # noqa: F401  (chainer.dataset.download)
 from graphcore.dataset import convert  # noqa: F401
-from graphcore.dataset.convert import concat_examples, to_device  # noqa: F401
+from graphcore.dataset.convert import (  # noqa: F401
+    Converter,
+    concat_examples,
+    converter,
+    to_device,
+)
 from graphcore.datasets import DatasetMixin  # noqa: F401
 from graphcore.iterators import SerialIterator as _SerialIterator
 

@@ -29,6 +29,51 @@ def check_device(device: Any) -> None:
                       f"{device!r}")
 
 
+class Converter:
+    """Chainer's converter base: ``converter(batch, device)`` -> the batch, converted; the
+    device is a ``backend.Device`` (or None). ``converter()`` makes one of a function."""
+
+    def __call__(self, batch: Any, device: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define __call__(batch, device)")
+
+
+class _FunctionConverter(Converter):
+    def __init__(self, function: Any) -> None:
+        if not callable(function):
+            raise TypeError(f"converter() wraps a callable, got {type(function).__name__}")
+        self.base_callable = function
+        self.__doc__ = getattr(function, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # the device argument, positional or named, as a Device (Chainer's normalization)
+        if len(args) >= 2:
+            args = (args[0], _device(args[1]), *args[2:])
+        elif "device" in kwargs:
+            kwargs["device"] = _device(kwargs["device"])
+        return self.base_callable(*args, **kwargs)
+
+
+def converter() -> Any:
+    """Decorate ``f(batch, device)`` into a ``Converter`` (Chainer 7's ``@converter()``): it
+    is called with the device as a ``backend.Device`` (None stays None)."""
+    return _FunctionConverter
+
+
+def _device(device: Any) -> Any:
+    return None if device is None else backend.get_device(device)
+
+
+def call_converter(convert: Any, batch: Any, device: Any = None) -> Any:
+    """Call a converter as Chainer's updaters do: a ``Converter`` (and ``concat_examples``)
+    gets the device as a Device, an old-style function ``(batch, device)`` gets None or -1
+    (the host's id in Chainer 5's convention)."""
+    if isinstance(convert, Converter):
+        return convert(batch, _device(device))
+    if convert is concat_examples:
+        return convert(batch, None)
+    return convert(batch, None if device is None else -1)
+
+
 def concat_examples(batch: Sequence[Any], device: Any = None, padding: Any = None) -> Any:
     if len(batch) == 0:
         raise ValueError("batch is empty")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from graphcore.dataset.convert import check_device, concat_examples
+from graphcore.dataset.convert import call_converter, check_device, concat_examples
 from graphcore.errors import SerializationError
 from graphcore.serializers import serialize_link, serialize_optimizer
 
@@ -27,11 +27,13 @@ class StandardUpdater(Updater):
                  auto_new_epoch: bool = True, input_device: Any = None) -> None:
         check_device(device)
         check_device(input_device)
-        if loss_scale is not None:
-            raise NotImplementedError("StandardUpdater: loss_scale is not supported")
         self._iterators = iterator if isinstance(iterator, dict) else {"main": iterator}
         self._optimizers = optimizer if isinstance(optimizer, dict) else {"main": optimizer}
+        if loss_scale is not None:  # Chainer's: the optimizers scale the loss for backward
+            for each in self._optimizers.values():
+                each.set_loss_scale(loss_scale)
         self.converter = converter
+        self.device = device
         self.loss_func = loss_func
         self.auto_new_epoch = auto_new_epoch
         self.iteration = 0
@@ -74,7 +76,7 @@ class StandardUpdater(Updater):
     def update_core(self) -> None:
         iterator = self._iterators["main"]
         batch = iterator.next()
-        in_arrays = self.converter(batch)
+        in_arrays = call_converter(self.converter, batch, self.device)
         optimizer = self._optimizers["main"]
         loss_func = self.loss_func or optimizer.target
         if isinstance(in_arrays, tuple):

@@ -9,7 +9,7 @@ from typing import Any
 
 from graphcore import reporter as reporter_module
 from graphcore.config import no_backprop_mode, using_config
-from graphcore.dataset.convert import check_device, concat_examples
+from graphcore.dataset.convert import call_converter, check_device, concat_examples
 from graphcore.training.extension import PRIORITY_WRITER, Extension
 
 
@@ -26,6 +26,7 @@ class Evaluator(Extension):
         self._iterators = iterator if isinstance(iterator, dict) else {"main": iterator}
         self._targets = target if isinstance(target, dict) else {"main": target}
         self.converter = converter
+        self.device = device
         self.eval_hook = eval_hook
         self.eval_func = eval_func
 
@@ -60,7 +61,7 @@ class Evaluator(Extension):
         for batch in it:
             observation: dict[str, Any] = {}
             with reporter_module.report_scope(observation):
-                in_arrays = self.converter(batch)
+                in_arrays = call_converter(self.converter, batch, self.device)
                 with no_backprop_mode():
                     if isinstance(in_arrays, tuple):
                         eval_func(*in_arrays)
