@@ -34,12 +34,15 @@ from graphcore.ops.convolution import (
     deconvolution_2d,
     deconvolution_3d,
     deconvolution_nd,
+    depthwise_convolution_2d,
     dilated_convolution_2d,
 )
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
+from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
 from graphcore.ops.linalg import linear, matmul
+from graphcore.ops.local_convolution import local_convolution_2d
 from graphcore.ops.loss import (
     log_softmax,
     mean_squared_error,
@@ -85,7 +88,7 @@ __all__ = [
     "deconvolution_1d", "deconvolution_2d", "local_response_normalization", "max_pooling_1d",
     "max_pooling_2d",
     "convolution_3d", "convolution_nd", "deconvolution_3d", "deconvolution_nd",
-    "dilated_convolution_2d",
+    "depthwise_convolution_2d", "dilated_convolution_2d", "im2col", "local_convolution_2d",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",

@@ -378,6 +378,21 @@ CASES: dict[str, list[OpCase]] = {
     "deconvolution_1d": [
         OpCase((normal(2, 3, 4), normal(3, 2, 3), normal(2)), {"stride": 2}, label="stride"),
     ],
+    "im2col": [
+        OpCase((normal(2, 3, 5, 4),), {"ksize": (2, 3), "stride": (1, 2), "pad": 1},
+               label="stride-pad"),
+        OpCase((normal(1, 2, 6, 5),), {"ksize": 2, "stride": 2, "dilate": 2, "cover_all": True},
+               label="dilate-cover-all"),
+    ],
+    "im2col_grad": [
+        OpCase((normal(2, 18, 6, 2),), {"size": (5, 4), "ksize": (2, 3), "stride": (1, 2),
+                                        "pad": 1}, label="stride-pad"),
+    ],
+    "local_convolution_2d": [
+        OpCase((normal(2, 3, 4, 4), normal(2, 2, 2, 3, 3, 3), normal(2, 2, 2)), label="bias"),
+        OpCase((normal(1, 2, 5, 4), normal(3, 2, 2, 2, 2, 3)), {"stride": (2, 1)},
+               label="stride"),
+    ],
     "convolution_nd": [
         OpCase((normal(2, 2, 4, 3, 3), normal(3, 2, 2, 2, 2), normal(3)), {"ndim": 3, "pad": 1},
                label="3d-bias-pad"),

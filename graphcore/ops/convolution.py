@@ -22,7 +22,7 @@ import numpy as np
 from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops.array import cast
+from graphcore.ops.array import cast, reshape, transpose
 from graphcore.ops.checks import is_float, same_dtype
 from graphcore.ops.windows import as_tuple, col2im, im2col, out_shape
 from graphcore.registry import register_op
@@ -580,3 +580,15 @@ def deconvolution_3d(x, W, b=None, stride=1, pad=0, outsize=None, dilate=1, grou
 def dilated_convolution_2d(x, W, b=None, stride=1, pad=0, dilate=1, cover_all=False):
     """Chainer's ``F.dilated_convolution_2d``: ``convolution_2d`` with taps ``dilate`` apart."""
     return Convolution2DFunction(stride, pad, cover_all, dilate).apply(_inputs(x, W, b))[0]
+
+
+def depthwise_convolution_2d(x, W, b=None, stride=1, pad=0):
+    """Chainer's ``F.depthwise_convolution_2d``: each channel of ``x`` (N, C, H, W) convolved
+    with its own ``multiplier`` filters, ``W`` (multiplier, C, kh, kw); output channel ``c *
+    multiplier + m`` is channel ``c``'s filter ``m``. A grouped ``convolution_2d``."""
+    if len(W.shape) != 4:
+        raise errors.ShapeError(f"depthwise_convolution_2d: expected W of shape (multiplier, "
+                                f"C, kh, kw), got {tuple(W.shape)}")
+    multiplier, channels, kh, kw = W.shape
+    filters = reshape(transpose(W, (1, 0, 2, 3)), (channels * multiplier, 1, kh, kw))
+    return convolution_2d(x, filters, b, stride, pad, groups=channels)
