@@ -21,6 +21,8 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     MaxValueTrigger, MinValueTrigger), .updaters (StandardUpdater), .extension, .trainer,
     .updater, .trigger, .util -> graphcore.training's classes;
     chainer.iterators (SerialIterator, ShuffleOrderSampler) -> graphcore.iterators;
+    chainer.distributions (Normal, Bernoulli, Independent; with ``chainer.kl_divergence``,
+    ``cross_entropy``, ``register_kl``, ``Distribution``) -> graphcore.distributions;
     chainer.datasets (TupleDataset, DictDataset, SubDataset, split_dataset,
     split_dataset_random) -> graphcore.datasets;
     chainer.optimizer -> graphcore.optimizers (Chainer's old home of GradientClipping & co.);
@@ -36,7 +38,7 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     old-style ``Function`` is not covered yet).
 
 Not covered, and never a silent stand-in: a module graphcore has no counterpart of fails at
-import with ModuleNotFoundError (``chainer.distributions``, ``chainer.links.model.vision``);
+import with ModuleNotFoundError (``chainer.links.model.vision``);
 a name graphcore lacks raises an ``AttributeError`` naming it (in the training
 modules, ``chainer.iterators``, ``chainer.datasets`` and ``chainer.dataset`` also what the
 module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
@@ -64,6 +66,7 @@ from graphcore import (
     computational_graph,
     config,
     dataset,
+    distributions,
     functions,
     gradient_check,
     initializers,
@@ -309,6 +312,11 @@ def _modules() -> dict[str, types.ModuleType]:
                            "cached_download": dataset.download.cached_download,
                            "cache_or_load_file": dataset.download.cache_or_load_file})
     chainer.dataset = data
+    chainer.distributions = _chainer_names(
+        "chainer.distributions", "Probability distributions (graphcore.distributions).",
+        {name: getattr(distributions, name) for name in distributions.__all__})
+    for name in ("Distribution", "kl_divergence", "cross_entropy", "register_kl"):
+        setattr(chainer, name, getattr(distributions, name))
     training = _training_modules()
     chainer.training = training["chainer.training"]
     chainer.iterators = training["chainer.iterators"]
@@ -322,6 +330,7 @@ def _modules() -> dict[str, types.ModuleType]:
         "chainer.serializers": serializers, "chainer.reporter": reporter,
         "chainer.dataset": data, "chainer.dataset.convert": dataset,
         "chainer.dataset.download": dataset.download,
+        "chainer.distributions": chainer.distributions,
         "chainer.configuration": chainer.configuration,
         "chainer.computational_graph": computational_graph,
         "chainer.gradient_check": gradient_check,

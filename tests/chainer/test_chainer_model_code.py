@@ -236,7 +236,12 @@ def test_install_maps_chainers_modules_and_uninstall_restores(chainer_alias):
     with pytest.raises(RuntimeError, match="no GPU"):
         cuda.to_gpu(np.ones(2))
     with pytest.raises(ModuleNotFoundError):
-        import chainer.distributions  # noqa: F401  (not covered: fails loudly)
+        import chainer.links.model.vision  # noqa: F401  (not covered: fails loudly)
+    import chainer.distributions as D
+
+    assert D.Normal is graphcore.distributions.Normal
+    with pytest.raises(AttributeError, match="chainer.distributions.Gamma is not covered"):
+        D.Gamma  # noqa: B018
     chainer_compat.uninstall()
     assert "chainer" not in sys.modules
     chainer_compat.install()
