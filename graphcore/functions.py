@@ -58,8 +58,12 @@ from graphcore.ops.normalization_layer import layer_normalization
 from graphcore.ops.pooling import (
     average_pooling_1d,
     average_pooling_2d,
+    average_pooling_3d,
+    average_pooling_nd,
     max_pooling_1d,
     max_pooling_2d,
+    max_pooling_3d,
+    max_pooling_nd,
 )
 from graphcore.ops.probabilistic import (
     bernoulli_nll,
@@ -69,7 +73,21 @@ from graphcore.ops.probabilistic import (
 )
 from graphcore.ops.recurrent import n_step_gru, n_step_lstm
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
+from graphcore.ops.roi_pooling import (
+    roi_average_align_2d,
+    roi_average_pooling_2d,
+    roi_max_align_2d,
+    roi_max_pooling_2d,
+    roi_pooling_2d,
+)
 from graphcore.ops.sampled_losses import negative_sampling
+from graphcore.ops.unpooling import (
+    unpooling_1d,
+    unpooling_2d,
+    unpooling_3d,
+    unpooling_nd,
+    upsampling_2d,
+)
 
 __all__ = [
     "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
@@ -89,6 +107,11 @@ __all__ = [
     "max_pooling_2d",
     "convolution_3d", "convolution_nd", "deconvolution_3d", "deconvolution_nd",
     "depthwise_convolution_2d", "dilated_convolution_2d", "im2col", "local_convolution_2d",
+    # pooling and unpooling
+    "average_pooling_3d", "average_pooling_nd", "max_pooling_3d", "max_pooling_nd",
+    "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd", "upsampling_2d",
+    "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
+    "roi_pooling_2d",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",

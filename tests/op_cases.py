@@ -430,6 +430,29 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(2, 3, 7),), {"ksize": 3, "stride": 2, "pad": 1, "pad_value": None},
                label="pad-ignored"),
     ],
+    "max_pooling_nd": [
+        OpCase((distinct(2, 2, 4, 3, 5),), {"ksize": 2}, label="3d-cover-all"),
+        OpCase((distinct(1, 2, 5, 4, 3),), {"ksize": (3, 2, 2), "stride": (2, 1, 2), "pad": 1,
+                                           "cover_all": False}, label="3d-per-axis-pad"),
+    ],
+    "average_pooling_nd": [
+        OpCase((normal(2, 2, 4, 3, 5),), {"ksize": 3, "stride": 2, "pad": 1},
+               label="3d-pad-zeros"),
+        OpCase((normal(1, 2, 5, 4, 3),), {"ksize": (3, 2, 2), "stride": (2, 1, 2), "pad": 1,
+                                         "pad_value": None}, label="3d-pad-ignored"),
+    ],
+    "unpooling_nd": [
+        OpCase((normal(2, 2, 3, 2, 2),), {"ksize": 2}, label="3d-cover-all"),
+        OpCase((normal(1, 3, 3, 4),), {"ksize": 3, "stride": 2, "pad": 1, "cover_all": False},
+               label="2d-overlapping-pad"),
+        OpCase((normal(1, 2, 3),), {"ksize": 2, "outsize": (7,), "cover_all": False},
+               label="1d-outsize"),
+    ],
+    "sum_pooling_nd": [
+        OpCase((normal(2, 2, 5, 4),), {"ksize": 2, "cover_all": True}, label="2d-cover-all"),
+        OpCase((normal(1, 2, 5, 3, 4),), {"ksize": 3, "stride": 2, "pad": 1},
+               label="3d-overlapping-pad"),
+    ],
     "local_response_normalization": [
         OpCase((normal(2, 7, 3, 2),), label="defaults"),
         OpCase((normal(2, 6, 3),), {"n": 3, "k": 1.0, "alpha": 0.5, "beta": 0.75},

@@ -1,12 +1,11 @@
-"""Spatial pooling of ``(N, C, *spatial)`` arrays: ``max_pooling_2d`` / ``max_pooling_1d``
-(Chainer's default ``cover_all=True``) and ``average_pooling_2d`` / ``average_pooling_1d``
-(padding counts as zeros in the average, as in Chainer; ``pad_value=None`` in 1-d leaves it
-out).
+"""Spatial pooling of ``(N, C, *spatial)`` arrays: ``max_pooling_2d`` / ``max_pooling_1d`` /
+``max_pooling_nd`` (any number of spatial axes; Chainer's default ``cover_all=True``) and
+``average_pooling_2d`` / ``average_pooling_1d`` / ``average_pooling_nd`` (padding counts as
+zeros in the average, as in Chainer; ``pad_value=None`` in 1-d and N-d leaves it out).
 
 The gradient of either pooling is linear in the output gradient, and written with registered
 ops for double backprop: max pooling scatters ``gy`` to the position of each window's
-maximum (``scatter_add``), average pooling is a transposed depthwise convolution with a
-constant filter (``deconvolution``).
+maximum (``scatter_add``), average pooling spreads it over each window (``unpooling_nd``).
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ from graphcore import errors
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import Reshape
 from graphcore.ops.checks import is_float
-from graphcore.ops.convolution import Deconvolution1DFunction, Deconvolution2DFunction
 from graphcore.ops.indexing import GetItem, ScatterAdd
+from graphcore.ops.unpooling import UnpoolingND
 from graphcore.ops.windows import as_tuple, col2im, out_shape, padded, window_view
 from graphcore.registry import register_op
 
@@ -51,7 +50,7 @@ class _Pooling(FunctionNode):
         is_float(self.label, x)
         nd = self.ndim
         if x.ndim != nd + 2:
-            layout = "NCW" if nd == 1 else "NCHW"
+            layout = {1: "NCW", 2: "NCHW", 3: "NCDHW"}.get(nd, f"N, C, {nd} spatial")
             raise errors.ShapeError(f"{self.label}: expected x of {nd + 2} dimensions "
                                     f"({layout}), got {x.shape}")
         ones = (1,) * nd
@@ -164,7 +163,6 @@ class _AveragePooling(_Pooling):
     """The mean of each window; padding counts as zeros unless ``pad_value`` is None."""
 
     __slots__ = ("pad_value",)
-    _deconv: type[FunctionNode]
 
     def __init__(self, ksize, stride=None, pad=0, pad_value=0) -> None:
         super().__init__(ksize, stride, pad, False)
@@ -203,11 +201,9 @@ class _AveragePooling(_Pooling):
             col = np.broadcast_to(gys.reshape(gys.shape[:1] + (1,) * nd + gys.shape[1:]),
                                   gys.shape[:1] + self.ksize + gys.shape[1:])
             return col2im(col, shape[2:], self.stride, self.pad, (1,) * nd),
-        c = shape[1]
-        ones = np.ones((c, 1) + self.ksize, gy.dtype)
         gys = gy * (np.asarray(scale, gy.dtype) if isinstance(scale, np.ndarray) else scale)
-        deconv = self._deconv(self.stride, self.pad, tuple(shape[2:]), 1, c)
-        return deconv.apply((gys, ones))[0],
+        unpool = UnpoolingND(self.ksize, self.stride, self.pad, tuple(shape[2:]), False)
+        return unpool.apply((gys,))[0],
 
 
 @register_op
@@ -239,7 +235,6 @@ class AveragePooling2D(_AveragePooling):
     label = "AveragePooling2D"
     ndim = 2
     attributes = dict(_POOL_ATTRS)
-    _deconv = Deconvolution2DFunction
 
     def __init__(self, ksize, stride=None, pad=0) -> None:
         super().__init__(ksize, stride, pad, 0)
@@ -256,7 +251,72 @@ class AveragePooling1D(_AveragePooling):
     attributes = {**_POOL_ATTRS,
                   "pad_value": Attr((int, type(None)), 0, choices=(0, None),
                                     doc="0: padding counts as zeros; null: it is left out")}
-    _deconv = Deconvolution1DFunction
+
+
+def _rank(*values) -> int | None:
+    """The number of spatial axes the tuples among ``values`` give (None: all are scalars)."""
+    lengths = {len(v) for v in values if isinstance(v, tuple | list)}
+    if len(lengths) > 1:
+        raise ValueError(f"ksize, stride and pad give different numbers of spatial axes: "
+                         f"{values!r}")
+    return lengths.pop() if lengths else None
+
+
+@register_op
+class MaxPoolingND(_MaxPooling):
+    """Max pooling of ``x: (N, C, *spatial)`` over ``ksize`` windows, for any number of
+    spatial axes (given by tuple arguments, else by the input)."""
+
+    __slots__ = ("_nd",)
+    name = "max_pooling_nd"
+    label = "MaxPoolingND"
+
+    def __init__(self, ksize, stride=None, pad=0, cover_all: bool = True) -> None:
+        self._nd = _rank(ksize, stride, pad)
+        if self._nd is None:  # scalars: the input's rank decides, at the first forward
+            self.ksize, self.stride, self.pad, self.cover_all = ksize, stride, pad, cover_all
+        else:
+            super().__init__(ksize, stride, pad, cover_all)
+
+    @property
+    def ndim(self) -> int:
+        return self._nd
+
+    def forward(self, inputs):
+        if self._nd is None:
+            self._nd = max(inputs[0].ndim - 2, 1)
+            super().__init__(self.ksize, self.stride, self.pad, self.cover_all)
+        return super().forward(inputs)
+
+
+@register_op
+class AveragePoolingND(_AveragePooling):
+    """Average pooling of ``x: (N, C, *spatial)`` for any number of spatial axes;
+    ``pad_value=None`` averages real elements only."""
+
+    __slots__ = ("_nd",)
+    name = "average_pooling_nd"
+    label = "AveragePoolingND"
+    attributes = {**_POOL_ATTRS,
+                  "pad_value": Attr((int, type(None)), 0, choices=(0, None),
+                                    doc="0: padding counts as zeros; null: it is left out")}
+
+    def __init__(self, ksize, stride=None, pad=0, pad_value=0) -> None:
+        self._nd = _rank(ksize, stride, pad)
+        if self._nd is None:  # scalars: the input's rank decides, at the first forward
+            self.ksize, self.stride, self.pad, self.pad_value = ksize, stride, pad, pad_value
+        else:
+            super().__init__(ksize, stride, pad, pad_value)
+
+    @property
+    def ndim(self) -> int:
+        return self._nd
+
+    def forward(self, inputs):
+        if self._nd is None:
+            self._nd = max(inputs[0].ndim - 2, 1)
+            super().__init__(self.ksize, self.stride, self.pad, self.pad_value)
+        return super().forward(inputs)
 
 
 def _max_pooling(op: _MaxPooling, x, return_indices: bool):
@@ -288,3 +348,46 @@ def average_pooling_2d(x, ksize, stride=None, pad=0):
 def average_pooling_1d(x, ksize, stride=None, pad=0, pad_value=0):
     """Chainer's ``F.average_pooling_1d`` (``stride`` defaults to ``ksize``)."""
     return AveragePooling1D(ksize, stride, pad, pad_value).apply((x,))[0]
+
+
+def _spatial_rank(label: str, x, nd: int | None = None) -> int:
+    """``x``'s number of spatial axes; ``nd`` (a 1-d or 3-d wrapper's) must match it."""
+    rank = len(x.shape) - 2
+    if nd is not None and rank != nd:
+        raise ValueError(f"{label}: expected x (N, C) and {nd} spatial axes, got {x.shape}")
+    return rank
+
+
+def _nd_args(nd, ksize, stride, pad):
+    label = "PoolingND"
+    return (as_tuple(ksize, nd, label, "ksize", 1),
+            None if stride is None else as_tuple(stride, nd, label, "stride", 1),
+            as_tuple(pad, nd, label, "pad", 0))
+
+
+def max_pooling_nd(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
+    """Chainer's ``F.max_pooling_nd``: max pooling over every spatial axis of ``x`` (``stride``
+    defaults to ``ksize``); ``return_indices`` as in ``max_pooling_2d`` (the row-major offset
+    in the window)."""
+    nd = _spatial_rank("max_pooling_nd", x)
+    return _max_pooling(MaxPoolingND(*_nd_args(nd, ksize, stride, pad), cover_all), x,
+                        return_indices)
+
+
+def max_pooling_3d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=False):
+    """``max_pooling_nd`` of an input with 3 spatial axes (Chainer's ``F.max_pooling_3d``)."""
+    _spatial_rank("max_pooling_3d", x, 3)
+    return max_pooling_nd(x, ksize, stride, pad, cover_all, return_indices)
+
+
+def average_pooling_nd(x, ksize, stride=None, pad=0, pad_value=0):
+    """Chainer's ``F.average_pooling_nd``: average pooling over every spatial axis of ``x``;
+    ``pad_value=0`` counts padding as zeros, ``None`` leaves it out of each average."""
+    nd = _spatial_rank("average_pooling_nd", x)
+    return AveragePoolingND(*_nd_args(nd, ksize, stride, pad), pad_value).apply((x,))[0]
+
+
+def average_pooling_3d(x, ksize, stride=None, pad=0, pad_value=0):
+    """``average_pooling_nd`` of an input with 3 spatial axes (Chainer's)."""
+    _spatial_rank("average_pooling_3d", x, 3)
+    return average_pooling_nd(x, ksize, stride, pad, pad_value)

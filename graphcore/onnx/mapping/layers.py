@@ -67,7 +67,7 @@ def _pool_attrs(e, node) -> dict:
     return {"kernel_shape": list(ksize), "strides": list(stride), "pads": pad + pad}
 
 
-@converts("max_pooling_2d", "max_pooling_1d")
+@converts("max_pooling_2d", "max_pooling_1d", "max_pooling_nd")
 def _max_pooling(e, node, ins):
     attrs = _pool_attrs(e, node)
     cover_all = bool(node.attrs.get("cover_all", True))
@@ -88,10 +88,29 @@ def _max_pooling(e, node, ins):
                         e.const(np.asarray(-np.inf, node.dtype))])
 
 
-@converts("average_pooling_2d", "average_pooling_1d")
+@converts("average_pooling_2d", "average_pooling_1d", "average_pooling_nd")
 def _average_pooling(e, node, ins):
     counted = int(node.attrs.get("pad_value", 0) is not None)
     return e.op("AveragePool", ins, count_include_pad=counted, **_pool_attrs(e, node))
+
+
+@converts("unpooling_nd")
+def _unpooling(e, node, ins):
+    # a depthwise transposed convolution with a filter of ones; the output size as in
+    # _deconvolution (cover_all's smaller default is more padding at the end)
+    attrs, nd = _pool_attrs(e, node), _spatial(e, node)
+    pad, stride, ksize = attrs["pads"][:nd], attrs["strides"], attrs["kernel_shape"]
+    x_shape = e.shape_of(node.inputs[0])
+    end, extra = [], []
+    for i in range(nd):
+        default = stride[i] * (x_shape[2 + i] - 1) + ksize[i] - 2 * pad[i]
+        grow = node.shape[2 + i] - default
+        end.append(pad[i] + max(-grow, 0))
+        extra.append(max(grow, 0))
+    ones = e.const(np.ones((x_shape[1], 1, *ksize), node.dtype))
+    more = {"output_padding": extra} if any(extra) else {}
+    return e.op("ConvTranspose", [ins[0], ones], strides=stride, pads=pad + end,
+                group=int(x_shape[1]), **more)
 
 
 @converts("local_response_normalization")
