@@ -39,6 +39,7 @@ from graphcore.ops.convolution import (
 )
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
+from graphcore.ops.forget import forget
 from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
 from graphcore.ops.linalg import linear, matmul
@@ -92,7 +93,7 @@ from graphcore.ops.unpooling import (
 __all__ = [
     "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
     "concat", "div",
-    "dropout", "embed_id", "exp", "expand_dims", "fixed_batch_normalization", "get_item",
+    "dropout", "embed_id", "exp", "forget", "expand_dims", "fixed_batch_normalization", "get_item",
     "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
     "mean_squared_error", "min", "minimum", "mul", "neg", "permutate", "pow", "prod", "relu",
     "reshape",

@@ -87,7 +87,7 @@ class Im2ColGrad(_Patches):
     __slots__ = ("size",)
     name = "im2col_grad"
     label = "Im2ColGrad"
-    attributes = {"size": Attr(tuple, required=True, low=1, doc="the image's (H, W)"),
+    attributes = {"size": Attr((int, tuple), required=True, low=1, doc="the image's (H, W)"),
                   **_ATTRS}
 
     def __init__(self, size, ksize, stride=1, pad=0, cover_all: bool = False,
