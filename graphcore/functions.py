@@ -52,6 +52,7 @@ from graphcore.ops.loss import (
     softmax_cross_entropy,
 )
 from graphcore.ops.lstm_cell import lstm
+from graphcore.ops.margin_losses import contrastive, hinge, huber_loss, triplet
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization import local_response_normalization
@@ -114,6 +115,8 @@ __all__ = [
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
+    # losses
+    "contrastive", "hinge", "huber_loss", "triplet",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",
     "squared_error", "tensordot", "tile",

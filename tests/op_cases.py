@@ -300,6 +300,8 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(2, 3, 4), fixed([[0, 2, 1, -1], [2, 2, 0, 1]])),
                {"reduce": "no", "class_weight": np.array([1.0, 0.25, 3.0])},
                label="ncl-reduce-no-class-weight"),
+        OpCase((normal(2, 3, 4), fixed([[0, 2, 1, -1], [2, 2, 0, 1]])),
+               {"cache_score": False}, label="ncl-no-cache"),
     ],
     "sigmoid_cross_entropy": [
         OpCase((normal(3, 4), ints(3, 4, high=2)), label="mean"),

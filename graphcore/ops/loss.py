@@ -1,5 +1,6 @@
-"""Softmax, log-softmax and the losses built on them: softmax cross entropy, sigmoid cross
-entropy, mean squared error. Each computes its forward stably and saves what backward needs.
+"""Softmax, log-softmax and the losses built on them: softmax cross entropy (integer labels
+an op, soft targets a composite of ops), sigmoid cross entropy, mean squared error. Each
+computes its forward stably and saves what backward needs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float, normalize_axis, same_dtype, same_shape
+from graphcore.ops.reduction import sum as _sum
 from graphcore.registry import register_op
+from graphcore.variable import Variable, as_array, as_variable
 
 _AXIS = {"axis": Attr(int, 1, doc="axis the distribution runs along")}
 _REDUCE = Attr(str, "mean", choices=("mean", "no"), doc="mean over examples, or per example")
@@ -90,15 +93,35 @@ def _check_labels(label: str, x: np.ndarray, t: np.ndarray, ignore_label: int) -
     return keep
 
 
-def _class_weight(value) -> np.ndarray | None:
+def _check_class_weight(value) -> None:
+    """Chainer's rule for ``class_weight``: None, or a 1-d floating array (a list or tuple of
+    numbers is taken as one); a Variable is refused (the weights are constants)."""
     if value is None:
-        return None
-    weight = np.asarray(value)
-    if weight.ndim != 1 or weight.dtype.kind not in "fiu":
-        raise errors.ShapeError(f"SoftmaxCrossEntropy: class_weight must be a 1-D array of "
-                                f"numbers, one per class, got shape {weight.shape}, "
-                                f"dtype {weight.dtype}")
-    return weight
+        return
+    if isinstance(value, Variable):
+        raise ValueError("must be a numpy array of floats, not a Variable (the weights are "
+                         "constants)")
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value, dtype=np.float64)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"must be a 1-d array of floats or None, got {type(value).__name__}")
+    if value.ndim != 1:
+        raise ValueError(f"must be 1-d (one weight per class), got shape {value.shape}")
+    if value.dtype.kind != "f":
+        raise ValueError(f"must be of a floating dtype, got {value.dtype}")
+
+
+def _class_weight(value) -> np.ndarray | None:
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    return np.asarray(value, dtype=np.float64)
+
+
+def _sum_to_scalar(values: np.ndarray, scale: float, dtype) -> np.ndarray:
+    """``values.sum() * scale`` as a 0-d array of ``dtype``; float16 is summed in float32, as
+    Chainer does, so a large batch neither overflows nor loses its small terms."""
+    acc = np.float32 if values.dtype == np.float16 else values.dtype
+    return np.asarray(values.sum(dtype=acc) * scale, dtype=dtype)
 
 
 @register_op
@@ -109,9 +132,11 @@ class SoftmaxCrossEntropy(FunctionNode):
     ``(N, d1, ...)`` class indices; ``ignore_label`` entries count for nothing. ``normalize``
     divides by the number of counted labels (else by N). ``class_weight`` (one number per
     class) scales each label's term; as in Chainer it does not change the divisor.
+    ``cache_score`` keeps ``softmax(x)`` as ``self.y`` for backward (else backward computes
+    it again from ``x``). Float (soft) targets are ``softmax_cross_entropy``'s composite.
     """
 
-    __slots__ = ("normalize", "reduce", "ignore_label", "class_weight")
+    __slots__ = ("normalize", "reduce", "ignore_label", "class_weight", "cache_score", "y")
     name = "softmax_cross_entropy"
     label = "SoftmaxCrossEntropy"
     arity = 2
@@ -119,17 +144,18 @@ class SoftmaxCrossEntropy(FunctionNode):
                   "reduce": _REDUCE,
                   "ignore_label": Attr(int, -1, doc="label value that is skipped"),
                   "class_weight": Attr((list, tuple, np.ndarray, type(None)), None,
-                                       doc="one weight per class for its label's term")}
+                                       doc="one weight per class for its label's term",
+                                       check=_check_class_weight),
+                  "cache_score": Attr(bool, True, doc="keep softmax(x) for backward")}
 
     def __init__(self, normalize: bool = True, reduce: str = "mean",
-                 ignore_label: int = -1, class_weight=None) -> None:
-        if reduce not in ("mean", "no"):
-            raise ValueError(f"SoftmaxCrossEntropy: reduce must be 'mean' or 'no', got "
-                             f"{reduce!r}")
+                 ignore_label: int = -1, class_weight=None, cache_score: bool = True) -> None:
         self.normalize = normalize
         self.reduce = reduce
         self.ignore_label = ignore_label
         self.class_weight = _class_weight(class_weight)
+        self.cache_score = cache_score
+        self.y = None
 
     def forward(self, inputs):
         x, t = inputs
@@ -150,25 +176,27 @@ class SoftmaxCrossEntropy(FunctionNode):
         nll = -np.take_along_axis(log_y, picked[:, None], axis=1)[:, 0] * factor
         if self.reduce == "mean":
             count = max(int(keep.sum()), 1) if self.normalize else max(len(t), 1)
-            loss = np.asarray(nll.sum() / count, dtype=x.dtype)
+            loss = _sum_to_scalar(nll, 1.0 / count, x.dtype)
         else:
             count = 1
             loss = nll.astype(x.dtype, copy=False)
-        self._saved = (log_y, factor, picked, count)
+        if self.cache_score:
+            self.y = np.exp(log_y, out=log_y)
+        self._saved = (factor, picked, count)
         return loss,
 
     def backward(self, indexes, grad_outputs):
-        log_y, factor, picked, count = self._saved
+        factor, picked, count = self._saved
         gy, = grad_outputs
+        x, _ = self.get_retained_inputs()
         if isinstance(gy, np.ndarray):
-            gx = np.exp(log_y)
+            gx = self.y.copy() if self.y is not None else g.softmax_array(x, 1)
             at = picked[:, None]
             np.put_along_axis(gx, at, np.take_along_axis(gx, at, axis=1) - 1, axis=1)
             gx *= factor[:, None]
             gx *= (gy / count) if self.reduce == "mean" else gy[:, None]
             return gx, None
-        x, _ = self.get_retained_inputs()
-        onehot = _onehot(picked, log_y.shape[1], log_y.dtype)
+        onehot = _onehot(picked, x.shape[1], x.dtype)
         diff = g.scale_by(g.softmax(x, axis=1) - onehot, factor[:, None])
         if self.reduce == "mean":
             return diff * (gy * (1.0 / count)), None
@@ -267,10 +295,56 @@ def log_softmax(x, axis: int = 1):
 
 def softmax_cross_entropy(x, t, normalize: bool = True, cache_score: bool = True,
                           class_weight=None, ignore_label: int = -1, reduce: str = "mean",
-                          enable_double_backprop: bool = True):
-    """Chainer's signature. ``cache_score`` and ``enable_double_backprop`` are accepted for
-    compatibility: scores are always kept and double backprop always works."""
-    return SoftmaxCrossEntropy(normalize, reduce, ignore_label, class_weight).apply((x, t))[0]
+                          enable_double_backprop: bool = False,
+                          soft_target_loss: str = "cross-entropy"):
+    """Chainer's ``F.softmax_cross_entropy``. Integer labels ``t`` (see
+    ``SoftmaxCrossEntropy``); float labels of ``x``'s shape are soft targets, a distribution
+    over axis 1 per example: ``soft_target_loss='cross-entropy'`` gives
+    ``-sum(t * log_softmax(x))``, ``'kl-divergence'`` ``sum(t * (log(t + 1e-7) -
+    log_softmax(x)))``, per example or (``reduce='mean'``) their mean over the examples
+    (each position of ``(N, d1, ...)`` is one). Soft targets take neither ``class_weight``
+    nor ``ignore_label`` nor ``normalize`` and get no gradient (as in Chainer). Double
+    backprop works whatever ``enable_double_backprop`` says."""
+    if reduce not in ("mean", "no"):
+        raise ValueError(f"softmax_cross_entropy: reduce must be 'mean' or 'no', got "
+                         f"{reduce!r}")
+    try:
+        _check_class_weight(class_weight)
+    except (TypeError, ValueError) as e:
+        raise errors.ArgumentValueError(f"softmax_cross_entropy: class_weight {e}") from None
+    if np.asarray(as_array(t)).dtype.kind == "f":
+        if class_weight is not None:
+            raise errors.ArgumentValueError("softmax_cross_entropy: class_weight applies to "
+                                            "integer labels, not soft targets")
+        return _soft_target_cross_entropy(x, t, reduce, soft_target_loss)
+    return SoftmaxCrossEntropy(normalize, reduce, ignore_label, class_weight,
+                               cache_score).apply((x, t))[0]
+
+
+_SOFT_TARGET_EPS = 1e-7
+
+
+def _soft_target_cross_entropy(x, t, reduce: str, soft_target_loss: str):
+    if soft_target_loss not in ("cross-entropy", "kl-divergence"):
+        raise ValueError("softmax_cross_entropy: soft_target_loss must be 'cross-entropy' or "
+                         f"'kl-divergence', got {soft_target_loss!r}")
+    x, t = as_variable(x), np.asarray(as_array(t))  # targets are constants, as in Chainer
+    if x.ndim < 2 or t.shape != x.shape:
+        raise errors.ShapeError(f"softmax_cross_entropy: soft targets must have the scores' "
+                                f"shape (N, C, ...), got {t.shape} for scores {x.shape}")
+    is_float("softmax_cross_entropy", x.array, "score array")
+    if t.dtype != x.dtype:
+        raise errors.DTypeError(f"softmax_cross_entropy: soft targets of dtype {t.dtype} for "
+                                f"scores of dtype {x.dtype}")
+    log_y = log_softmax(x, axis=1)
+    if soft_target_loss == "kl-divergence":
+        terms = t * (np.log(t + _SOFT_TARGET_EPS) - log_y)
+    else:
+        terms = -(t * log_y)
+    loss = _sum(terms, axis=1)
+    if reduce == "no":
+        return loss
+    return _sum(loss) * (1.0 / max(loss.size, 1))
 
 
 def sigmoid_cross_entropy(x, t, normalize: bool = True, reduce: str = "mean",
