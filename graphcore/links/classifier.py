@@ -40,14 +40,14 @@ class Classifier(Chain):
     def forward(self, *args, **kwargs):
         if isinstance(self.label_key, int):
             if not -len(args) <= self.label_key < len(args):
-                raise ValueError(f"Classifier: label key {self.label_key} is out of bounds "
+                raise ValueError(f"Classifier: Label key {self.label_key} is out of bounds "
                                  f"for {len(args)} positional arguments")
             t = args[self.label_key]
             key = self.label_key % len(args)
             args = args[:key] + args[key + 1:]
         else:
             if self.label_key not in kwargs:
-                raise ValueError(f'Classifier: label key "{self.label_key}" is not found')
+                raise ValueError(f'Classifier: Label key "{self.label_key}" is not found')
             kwargs = dict(kwargs)
             t = kwargs.pop(self.label_key)
         self.y = None

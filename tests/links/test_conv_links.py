@@ -105,7 +105,7 @@ def test_classifier_label_key():
     x, t = _data()
     model(x, t=t)
     assert model.y.shape == (12, 3)
-    with pytest.raises(ValueError, match='label key "t" is not found'):
+    with pytest.raises(ValueError, match='Label key "t" is not found'):
         model(x)
     with pytest.raises(ValueError, match="out of bounds"):
         L.Classifier(LeNet(), label_key=3)(x, t)
