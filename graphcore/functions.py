@@ -83,6 +83,7 @@ from graphcore.ops.roi_pooling import (
     roi_pooling_2d,
 )
 from graphcore.ops.sampled_losses import negative_sampling
+from graphcore.ops.shift import shift
 from graphcore.ops.unpooling import (
     unpooling_1d,
     unpooling_2d,
@@ -114,6 +115,7 @@ __all__ = [
     "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd", "upsampling_2d",
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
+    "shift",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
     "contrastive", "hinge", "huber_loss", "triplet",

@@ -395,6 +395,10 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(1, 2, 5, 4), normal(3, 2, 2, 2, 2, 3)), {"stride": (2, 1)},
                label="stride"),
     ],
+    "shift": [
+        OpCase((normal(2, 10, 4, 3),), label="3x3-remainder"),
+        OpCase((normal(1, 5, 5, 4),), {"ksize": (1, 5), "dilate": 2}, label="1x5-dilate"),
+    ],
     "convolution_nd": [
         OpCase((normal(2, 2, 4, 3, 3), normal(3, 2, 2, 2, 2), normal(3)), {"ndim": 3, "pad": 1},
                label="3d-bias-pad"),

@@ -6,8 +6,16 @@ from graphcore.links.classifier import Classifier
 from graphcore.links.convolution import (
     Convolution1D,
     Convolution2D,
+    Convolution3D,
+    ConvolutionND,
     Deconvolution1D,
     Deconvolution2D,
+    Deconvolution3D,
+    DeconvolutionND,
+    DepthwiseConvolution2D,
+    DilatedConvolution2D,
+    LocalConvolution2D,
+    MLPConvolution2D,
 )
 from graphcore.links.embed import EmbedID
 from graphcore.links.layer_norm import LayerNormalization
@@ -26,7 +34,10 @@ from graphcore.links.rnn import (
 __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID",
            "LayerNormalization", "Link", "Linear", "MultiHeadAttention", "NStepGRU",
            "NStepLSTM", "Sequential", "StatefulGRU", "StatelessGRU", "StatelessLSTM",
-           "Classifier", "Convolution1D", "Convolution2D", "Deconvolution1D", "Deconvolution2D"]
+           "Classifier", "Convolution1D", "Convolution2D", "Deconvolution1D", "Deconvolution2D",
+           "Convolution3D", "ConvolutionND", "Deconvolution3D", "DeconvolutionND",
+           "DepthwiseConvolution2D", "DilatedConvolution2D", "LocalConvolution2D",
+           "MLPConvolution2D"]
 
 from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
 

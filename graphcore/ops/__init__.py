@@ -20,6 +20,7 @@ from graphcore.ops import (  # noqa: F401
     normalization_layer,
     pooling,
     reduction,
+    shift,
 )
 from graphcore.registry import all_ops as _all_ops  # noqa: E402
 

@@ -194,6 +194,7 @@ class _Conv(_Windowed):
         self.cover_all = bool(cover_all)
 
     def forward(self, inputs):
+        input_count(self.label, inputs)
         x, W = inputs[0], inputs[1]
         b = inputs[2] if len(inputs) == 3 else None
         _check_conv(self.label, self.ndim, x, W, b, self.groups, "out")
@@ -312,6 +313,7 @@ class _Deconv(_Windowed):
         return out
 
     def forward(self, inputs):
+        input_count(self.label, inputs)
         x, W = inputs[0], inputs[1]
         b = inputs[2] if len(inputs) == 3 else None
         _check_conv(self.label, self.ndim, x, W, b, self.groups, "in")
@@ -337,6 +339,13 @@ class _Deconv(_Windowed):
         if 2 in indexes:
             gb = g.sum(gy, axis=(0,) + tuple(range(2, gy.ndim)))
         return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
+
+
+def input_count(label: str, inputs) -> None:
+    """A (de)convolution takes ``x, W`` or ``x, W, b``."""
+    if not 2 <= len(inputs) <= 3:
+        raise errors.ShapeError(f"{label}: expected inputs x, W and an optional b, got "
+                                f"{len(inputs)} inputs")
 
 
 def _check_conv(label: str, nd: int, x, W, b, groups: int, channels_of_w: str) -> None:

@@ -20,6 +20,7 @@ from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import cast, reshape, transpose
 from graphcore.ops.checks import is_float
+from graphcore.ops.convolution import input_count
 from graphcore.ops.im2col import Im2Col, Im2ColGrad
 from graphcore.ops.linalg import matmul
 from graphcore.ops.windows import as_tuple, conv_outsize, window_view
@@ -70,6 +71,7 @@ class LocalConvolution2DFunction(FunctionNode):
             out[0] * out[1], n, c * ksize[0] * ksize[1])
 
     def forward(self, inputs):
+        input_count(self.label, inputs)
         x, W = inputs[0], inputs[1]
         b = inputs[2] if len(inputs) == 3 else None
         self._check(x, W, b)

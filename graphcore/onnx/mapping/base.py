@@ -29,6 +29,7 @@ NOT_EXPORTABLE: dict[str, str] = {
     "im2col_grad": _GRADIENT,
     "im2col": "ONNX has no operator that gathers image patches into channels",
     "local_convolution_2d": "ONNX has no locally connected (unshared-filter) convolution",
+    "shift": "not mapped yet (it would be one Pad and Slice per channel group and a Concat)",
     "sum_to": f"{_GRADIENT} (it reduces broadcast axes)",
     "scatter_add": f"{_GRADIENT} (get_item's backward)",
     "prod_others": f"{_GRADIENT} (prod's backward)",
