@@ -20,17 +20,6 @@ from graphcore.registry import register_op
 from graphcore.variable import Variable
 
 
-def _odd(value) -> None:
-    for k in as_tuple(value, 2, "Shift", "ksize", 1):
-        if k % 2 != 1:
-            raise ValueError(f"Shift: ksize must be odd, got {value!r}")
-
-
-def _nonzero(value) -> None:
-    if 0 in as_tuple(value, 2, "Shift", "dilate", -(2 ** 62)):
-        raise ValueError(f"Shift: dilate must not be zero, got {value!r}")
-
-
 @register_op
 class Shift(FunctionNode):
     """Channel groups of ``x: (N, C, H, W)`` shifted over a ``ksize`` neighbourhood."""
@@ -40,17 +29,19 @@ class Shift(FunctionNode):
     label = "Shift"
     arity = 1
     attributes = {
-        "ksize": Attr((int, tuple), 3, low=1, check=_odd,
+        "ksize": Attr((int, tuple), 3, low=1,
                       doc="neighbourhood of offsets (odd sizes; one per axis or one)"),
-        "dilate": Attr((int, tuple), 1, check=_nonzero,
+        "dilate": Attr((int, tuple), 1,
                        doc="spacing between offsets (nonzero; negative: the opposite way)"),
     }
 
     def __init__(self, ksize=3, dilate=1) -> None:
-        _odd(ksize)
-        _nonzero(dilate)
         self.ksize = as_tuple(ksize, 2, self.label, "ksize", 1)
         self.dilate = as_tuple(dilate, 2, self.label, "dilate", -(2 ** 62))
+        if any(k % 2 != 1 for k in self.ksize):
+            raise ValueError(f"{self.label}: ksize must be odd, got {ksize!r}")
+        if 0 in self.dilate:
+            raise ValueError(f"{self.label}: dilate must not be zero, got {dilate!r}")
 
     def _offsets(self, channels: int):
         """``(first channel, end channel, dy, dx)`` of each group."""
