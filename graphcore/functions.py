@@ -37,6 +37,7 @@ from graphcore.ops.convolution import (
     depthwise_convolution_2d,
     dilated_convolution_2d,
 )
+from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import accuracy
 from graphcore.ops.forget import forget
@@ -115,7 +116,7 @@ __all__ = [
     "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd", "upsampling_2d",
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
-    "shift",
+    "shift", "deformable_convolution_2d_sampler",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
     "contrastive", "hinge", "huber_loss", "triplet",

@@ -12,12 +12,15 @@ from graphcore.links.convolution import (
     Deconvolution2D,
     Deconvolution3D,
     DeconvolutionND,
+    DeformableConvolution2D,
+    DeformableConvolution2DSampler,
     DepthwiseConvolution2D,
     DilatedConvolution2D,
     LocalConvolution2D,
     MLPConvolution2D,
 )
 from graphcore.links.embed import EmbedID
+from graphcore.links.inception import Inception, InceptionBN
 from graphcore.links.layer_norm import LayerNormalization
 from graphcore.links.linear import Linear
 from graphcore.links.link import Chain, ChainList, Link, Sequential
@@ -37,7 +40,8 @@ __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "Em
            "Classifier", "Convolution1D", "Convolution2D", "Deconvolution1D", "Deconvolution2D",
            "Convolution3D", "ConvolutionND", "Deconvolution3D", "DeconvolutionND",
            "DepthwiseConvolution2D", "DilatedConvolution2D", "LocalConvolution2D",
-           "MLPConvolution2D"]
+           "MLPConvolution2D", "DeformableConvolution2D", "DeformableConvolution2DSampler",
+           "Inception", "InceptionBN"]
 
 from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
 

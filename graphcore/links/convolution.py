@@ -1,7 +1,8 @@
 """Convolution links with Chainer's constructors: ``Convolution2D``, ``ConvolutionND`` (and
 its ``Convolution1D`` / ``Convolution3D``), ``Deconvolution2D``, ``DeconvolutionND`` (and
 ``Deconvolution1D`` / ``Deconvolution3D``), ``DilatedConvolution2D``,
-``DepthwiseConvolution2D``, ``LocalConvolution2D`` and ``MLPConvolution2D``.
+``DepthwiseConvolution2D``, ``LocalConvolution2D``, ``MLPConvolution2D`` and
+``DeformableConvolution2D`` (with its ``DeformableConvolution2DSampler``).
 
 ``in_channels=None``, or the form without it (``Convolution2D(out_channels, ksize)``), infers
 the input channels on the first call; ``from_params(W, b)`` builds a link around given arrays.
@@ -13,7 +14,7 @@ import numpy as np
 
 from graphcore import initializers
 from graphcore.errors import ShapeError
-from graphcore.links.link import ChainList, Link
+from graphcore.links.link import Chain, ChainList, Link
 from graphcore.ops import convolution as conv_ops
 from graphcore.ops.activation import relu
 from graphcore.ops.convolution import (
@@ -23,6 +24,7 @@ from graphcore.ops.convolution import (
     Deconvolution2DFunction,
     depthwise_convolution_2d,
 )
+from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
 from graphcore.ops.local_convolution import local_convolution_2d
 from graphcore.ops.windows import as_tuple
 from graphcore.variable import Parameter
@@ -375,3 +377,57 @@ class MLPConvolution2D(ChainList):
         for conv in self[:-1]:
             x = self.activation(conv(x))
         return self[-1](x)
+
+
+class DeformableConvolution2DSampler(Link):
+    """The sampling half of a deformable convolution: ``W: (out_channels, in_channels, kh,
+    kw)`` (zeros unless ``initialW`` is given, Chainer's default) and ``b`` applied to ``x`` read
+    at the given ``offset`` (``F.deformable_convolution_2d_sampler``)."""
+
+    def __init__(self, in_channels, out_channels, ksize, stride=1, pad=0, nobias=False,
+                 initialW=None, initial_bias=None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.ksize = as_tuple(ksize, 2, name, "ksize", 1)
+        self.stride = as_tuple(stride, 2, name, "stride", 1)
+        self.pad = as_tuple(pad, 2, name, "pad", 0)
+        self.out_channels = int(out_channels)
+        with self.init_scope():
+            self.W = Parameter(initializers.Zero() if initialW is None else initialW)
+            self.b = None if nobias else Parameter(
+                0.0 if initial_bias is None else initial_bias)
+        if in_channels is not None:
+            self._initialize_params(int(in_channels))
+
+    def _initialize_params(self, in_channels: int) -> None:
+        self.W.initialize((self.out_channels, in_channels) + self.ksize)
+        if self.b is not None:
+            self.b.initialize((self.out_channels,))
+
+    def forward(self, x, offset):
+        if self.W.array is None:
+            self._initialize_params(x.shape[1])
+        return deformable_convolution_2d_sampler(x, offset, self.W, self.b, self.stride,
+                                                 self.pad)
+
+
+class DeformableConvolution2D(Chain):
+    """Deformable convolution: ``offset_conv`` (a ``Convolution2D`` to ``2 * kh * kw``
+    channels) computes each tap's offset from ``x``, ``deform_conv`` (a
+    ``DeformableConvolution2DSampler``) convolves ``x`` read there."""
+
+    def __init__(self, in_channels, out_channels, ksize, stride=1, pad=0, offset_nobias=False,
+                 offset_initialW=None, offset_initial_bias=None, deform_nobias=False,
+                 deform_initialW=None, deform_initial_bias=None) -> None:
+        super().__init__()
+        kh, kw = as_tuple(ksize, 2, type(self).__name__, "ksize", 1)
+        with self.init_scope():
+            self.offset_conv = Convolution2D(in_channels, 2 * kh * kw, ksize, stride, pad,
+                                             offset_nobias, offset_initialW,
+                                             offset_initial_bias)
+            self.deform_conv = DeformableConvolution2DSampler(
+                in_channels, out_channels, ksize, stride, pad, deform_nobias, deform_initialW,
+                deform_initial_bias)
+
+    def forward(self, x):
+        return self.deform_conv(x, self.offset_conv(x))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from graphcore import initializers
 from graphcore.attributes import Attr, check_arguments
 from graphcore.links.link import Link
@@ -21,6 +23,8 @@ class EmbedID(Link):
     >>> y = embed(np.array([3, 1, 4]))      # shape (3, 64)
     """
 
+    ignore_label: int | None = None  # what a link pickled without the attribute uses
+
     def __init__(self, in_size: int, out_size: int, initialW=None,
                  ignore_label: int | None = None) -> None:
         super().__init__()
@@ -31,6 +35,12 @@ class EmbedID(Link):
             initialW = initializers.Normal(1.0)  # Chainer's default for embeddings
         with self.init_scope():
             self.W = Parameter(initialW, (in_size, out_size))
+
+    @classmethod
+    def from_params(cls, W, ignore_label: int | None = None) -> EmbedID:
+        """A link whose ``W`` is a copy of the array (or Variable) ``W: (in_size, out_size)``."""
+        W = np.array(getattr(W, "array", W))
+        return cls(W.shape[0], W.shape[1], initialW=W, ignore_label=ignore_label)
 
     def forward(self, x):
         return embed_id(x, self.W, ignore_label=self.ignore_label)
