@@ -1,7 +1,8 @@
 """``graphcore.functions`` (imported as ``F``): every op as a function, Chainer's names.
 
 Each function is a thin wrapper defined next to its op in ``graphcore.ops``; composites built
-from registered ops (``batch_normalization``) live here and need no backward.
+from registered ops live here or next to the ops (``batch_normalization``) and need no
+backward.
 """
 
 from __future__ import annotations
@@ -37,20 +38,9 @@ from graphcore.ops.convolution import (
     depthwise_convolution_2d,
     dilated_convolution_2d,
 )
-from graphcore.ops.covariance_losses import cross_covariance, decov
-from graphcore.ops.ctc import connectionist_temporal_classification
 from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
 from graphcore.ops.embed import embed_id
-from graphcore.ops.evaluation import (
-    accuracy,
-    binary_accuracy,
-    classification_summary,
-    f1_score,
-    fbeta_score,
-    precision,
-    r2_score,
-    recall,
-)
+from graphcore.ops.evaluation import accuracy
 from graphcore.ops.forget import forget
 from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
@@ -68,6 +58,17 @@ from graphcore.ops.margin_losses import contrastive, hinge, huber_loss, triplet
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization import local_response_normalization
+from graphcore.ops.normalization_batch import (
+    batch_normalization,
+    batch_renormalization,
+    fixed_batch_normalization,
+    fixed_batch_renormalization,
+)
+from graphcore.ops.normalization_decorrelated import (
+    decorrelated_batch_normalization,
+    fixed_decorrelated_batch_normalization,
+)
+from graphcore.ops.normalization_group import group_normalization
 from graphcore.ops.normalization_layer import layer_normalization
 from graphcore.ops.pooling import (
     average_pooling_1d,
@@ -105,16 +106,20 @@ from graphcore.ops.unpooling import (
 )
 
 __all__ = [
-    "absolute", "add", "average", "batch_normalization", "broadcast_to", "cast", "clip",
+    "absolute", "add", "average", "batch_normalization", "batch_renormalization",
+    "broadcast_to", "cast", "clip",
     "concat", "div",
-    "dropout", "embed_id", "exp", "forget", "expand_dims", "fixed_batch_normalization", "get_item",
+    "dropout", "embed_id", "exp", "forget", "expand_dims", "fixed_batch_normalization",
+    "fixed_batch_renormalization", "get_item",
     "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
     "mean_squared_error", "min", "minimum", "mul", "neg", "permutate", "pow", "prod", "relu",
     "reshape",
     "scatter_add", "sigmoid", "sigmoid_cross_entropy", "softmax", "softmax_cross_entropy",
     "softplus", "split_axis", "sqrt", "square", "squeeze", "stack", "sub", "sum", "sum_to",
     "tanh", "transpose", "where",
-    "attention", "copy", "layer_normalization", "n_step_gru", "n_step_lstm", "swapaxes",
+    "attention", "copy", "decorrelated_batch_normalization",
+    "fixed_decorrelated_batch_normalization", "group_normalization", "layer_normalization",
+    "n_step_gru", "n_step_lstm", "swapaxes",
     "transpose_sequence",
     # convolutional models
     "accuracy", "average_pooling_1d", "average_pooling_2d", "convolution_1d", "convolution_2d",
@@ -130,11 +135,7 @@ __all__ = [
     "shift", "deformable_convolution_2d_sampler",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
-    "connectionist_temporal_classification", "contrastive", "cross_covariance", "decov",
-    "hinge", "huber_loss", "squared_difference", "triplet",
-    # evaluation
-    "binary_accuracy", "classification_summary", "f1_score", "fbeta_score", "precision",
-    "r2_score", "recall",
+    "contrastive", "hinge", "huber_loss", "triplet",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",
     "squared_error", "tensordot", "tile",
@@ -159,42 +160,6 @@ def squeeze(x, axis=None):
         [axis] if isinstance(axis, int) else list(axis))
     axes = {a % len(shape) for a in axes if shape[a % len(shape)] == 1}
     return reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes))
-
-
-def batch_normalization(x, gamma, beta, eps: float = 2e-5, axis=None):
-    """Normalize ``x`` by its batch statistics over ``axis`` (default: all but axis 1), then
-    scale by ``gamma`` and shift by ``beta``. Built from primitive ops, so double backprop works.
-    Returns only the output; ``graphcore.links.BatchNormalization`` tracks running averages.
-    """
-    axes = _bn_axes(x, axis)
-    mu = mean(x, axis=axes, keepdims=True)
-    centered = x - mu
-    var = mean(centered * centered, axis=axes, keepdims=True)
-    xhat = centered / sqrt(var + eps)
-    return xhat * _bn_param(gamma, x, axes) + _bn_param(beta, x, axes)
-
-
-def fixed_batch_normalization(x, gamma, beta, mean_, var, eps: float = 2e-5, axis=None):
-    """Batch normalization with given statistics (inference)."""
-    axes = _bn_axes(x, axis)
-    shape = _bn_shape(x, axes)
-    inv = 1.0 / np.sqrt(np.asarray(var).reshape(shape) + eps)
-    xhat = (x - np.asarray(mean_).reshape(shape).astype(x.dtype)) * inv.astype(x.dtype)
-    return xhat * _bn_param(gamma, x, axes) + _bn_param(beta, x, axes)
-
-
-def _bn_axes(x, axis):
-    if axis is None:
-        return (0,) + tuple(range(2, x.ndim))
-    return (axis,) if isinstance(axis, int) else tuple(axis)
-
-
-def _bn_shape(x, axes):
-    return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
-
-
-def _bn_param(p, x, axes):
-    return reshape(p, _bn_shape(x, axes))
 
 
 # --- composites of registered ops, under Chainer's names (their backward is the ops') ----------
@@ -223,9 +188,20 @@ def tensordot(a, b, axes=2):
 
 
 def normalize(x, eps: float = 1e-5, axis=1):
-    """``x`` divided by its L2 norm over ``axis`` plus ``eps`` (Chainer's L2 normalization)."""
-    norm = sqrt(sum(square(x), axis=axis, keepdims=True)) + eps
-    return x / broadcast_to(norm, x.shape)
+    """``x`` divided by its L2 norm over ``axis`` plus ``eps`` (Chainer's L2 normalization).
+
+    The gradient is continuous at a zero vector (``gy / eps`` there, as Chainer's): the norm's
+    square root is taken only where the sum of squares is nonzero, so the undefined derivative
+    of the norm at zero never enters.
+    """
+    squares = sum(square(x), axis=axis, keepdims=True)
+    nonzero = squares.array > 0
+    if nonzero.all():
+        norm = sqrt(squares)
+    else:
+        ones = np.ones(squares.shape, squares.dtype)
+        norm = where(nonzero, sqrt(where(nonzero, squares, ones)), ones * 0)
+    return x / broadcast_to(norm + eps, x.shape)
 
 
 def repeat(x, repeats, axis=None):
@@ -275,11 +251,6 @@ def absolute_error(x0, x1):
 def squared_error(x0, x1):
     """``(x0 - x1) ** 2``, element-wise."""
     return square(x0 - x1)
-
-
-def squared_difference(x1, x2):
-    """``(x1 - x2) ** 2``, element-wise (Chainer's other name for ``squared_error``)."""
-    return square(x1 - x2)
 
 
 def log2(x):

@@ -78,6 +78,11 @@ class Variable:
     def __len__(self) -> int:
         return len(self._array)
 
+    @property
+    def xp(self):
+        """The array module of the data: numpy, graphcore's only one (Chainer's ``x.xp``)."""
+        return np
+
     # --- gradient ---------------------------------------------------------------------------
     @property
     def grad(self) -> np.ndarray | None:

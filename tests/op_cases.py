@@ -313,12 +313,6 @@ CASES: dict[str, list[OpCase]] = {
                {"reduce": "no"}, label="reduce-no"),
     ],
     "mean_squared_error": [OpCase((normal(3, 4), normal(3, 4)))],
-    "connectionist_temporal_classification": [
-        OpCase((fixed([4, 4]), fixed([2, 2]), fixed([[0, 1], [1, 1]]), normal(4, 2, 3)),
-               {"blank_symbol": 2}, label="mean"),
-        OpCase((fixed([3, 5]), fixed([1, 2]), fixed([[1, 0], [0, 1]]), normal(5, 2, 3)),
-               {"blank_symbol": 2, "reduce": "no"}, label="padded-reduce-no"),
-    ],
     # noise
     "dropout": [OpCase((normal(3, 4),), {"ratio": 0.5, "mask": _DROPOUT_MASK})],
     # sequence models and transformers
@@ -464,6 +458,10 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(2, 2, 5, 4),), {"ksize": 2, "cover_all": True}, label="2d-cover-all"),
         OpCase((normal(1, 2, 5, 3, 4),), {"ksize": 3, "stride": 2, "pad": 1},
                label="3d-overlapping-pad"),
+    ],
+    "decorrelated_batch_normalization": [
+        OpCase((normal(6, 4),), {"groups": 2}, label="2d-2groups"),
+        OpCase((normal(3, 3, 2, 2),), {"groups": 1, "eps": 0.1}, label="4d"),
     ],
     "local_response_normalization": [
         OpCase((normal(2, 7, 3, 2),), label="defaults"),

@@ -17,6 +17,7 @@ import numpy as np
 from graphcore import links as L
 from graphcore.errors import ShapeError
 from graphcore.function_node import Attr
+from graphcore.links.batch_norm import ChannelBatchNormalization
 from graphcore.links.link import Link
 from graphcore.ops.array import stack
 
@@ -72,8 +73,10 @@ def _embed(attrs: dict[str, Any]) -> Link:
 
 
 def _batch_norm(attrs: dict[str, Any]) -> Link:
-    return L.BatchNormalization(attrs.get("size"), decay=attrs.get("decay", 0.9),
-                                eps=attrs.get("eps", 2e-5))
+    decay, eps = attrs.get("decay", 0.9), attrs.get("eps", 2e-5)
+    if attrs.get("size") is None:
+        return ChannelBatchNormalization(decay=decay, eps=eps)
+    return L.BatchNormalization(attrs["size"], decay=decay, eps=eps)
 
 
 class _SequenceInput:

@@ -1,7 +1,7 @@
 """``graphcore.links`` (imported as ``L``): layers with parameters, Chainer's names."""
 
 from graphcore.links.attention import MultiHeadAttention
-from graphcore.links.batch_norm import BatchNormalization
+from graphcore.links.batch_norm import BatchNormalization, BatchRenormalization
 from graphcore.links.classifier import Classifier
 from graphcore.links.convolution import (
     Convolution1D,
@@ -19,7 +19,9 @@ from graphcore.links.convolution import (
     LocalConvolution2D,
     MLPConvolution2D,
 )
+from graphcore.links.decorrelated_batch_norm import DecorrelatedBatchNormalization
 from graphcore.links.embed import EmbedID
+from graphcore.links.group_norm import GroupNormalization
 from graphcore.links.inception import Inception, InceptionBN
 from graphcore.links.layer_norm import LayerNormalization
 from graphcore.links.linear import Linear
@@ -46,3 +48,4 @@ __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "Em
 from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
 
 __all__ += ["BinaryHierarchicalSoftmax", "NegativeSampling"]
+__all__ += ["BatchRenormalization", "DecorrelatedBatchNormalization", "GroupNormalization"]

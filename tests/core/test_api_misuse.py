@@ -194,7 +194,7 @@ CASES = [
      r"BatchNormalization.*size"),
     ("batchnorm-decay", lambda: L.BatchNormalization(3, decay=2.0), ValueError,
      r"BatchNormalization.*decay"),
-    ("batchnorm-call-str", lambda: L.BatchNormalization(None)("abc"), TypeError,
+    ("batchnorm-call-str", lambda: L.BatchNormalization(axis=0)("abc"), TypeError,
      r"BatchNormalization"),
     ("chainlist-int", lambda: graphcore.ChainList(3), TypeError, r"ChainList"),
     ("sequential-int", lambda: graphcore.Sequential(3), TypeError, r"Sequential"),

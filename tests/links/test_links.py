@@ -139,7 +139,7 @@ def test_batch_norm_test_mode_uses_running_averages_and_leaves_them_alone():
 
 
 def test_batch_norm_lazy_size_and_gradients():
-    bn = L.BatchNormalization()
+    bn = L.BatchNormalization(axis=0)
     x = Variable(np.random.default_rng(5).normal(size=(6, 4)).astype(np.float32))
     F.sum(bn(x) * np.arange(4, dtype=np.float32)).backward()
     assert bn.gamma.shape == bn.avg_mean.shape == (4,)
