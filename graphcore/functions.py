@@ -38,9 +38,21 @@ from graphcore.ops.convolution import (
     depthwise_convolution_2d,
     dilated_convolution_2d,
 )
+from graphcore.ops.covariance_losses import cross_covariance, decov
+from graphcore.ops.crf import argmax_crf1d, crf1d
+from graphcore.ops.ctc import connectionist_temporal_classification
 from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
 from graphcore.ops.embed import embed_id
-from graphcore.ops.evaluation import accuracy
+from graphcore.ops.evaluation import (
+    accuracy,
+    binary_accuracy,
+    classification_summary,
+    f1_score,
+    fbeta_score,
+    precision,
+    r2_score,
+    recall,
+)
 from graphcore.ops.forget import forget
 from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
@@ -95,7 +107,7 @@ from graphcore.ops.roi_pooling import (
     roi_max_pooling_2d,
     roi_pooling_2d,
 )
-from graphcore.ops.sampled_losses import negative_sampling
+from graphcore.ops.sampled_losses import black_out, negative_sampling
 from graphcore.ops.shift import shift
 from graphcore.ops.unpooling import (
     unpooling_1d,
@@ -135,7 +147,12 @@ __all__ = [
     "shift", "deformable_convolution_2d_sampler",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
-    "contrastive", "hinge", "huber_loss", "triplet",
+    "argmax_crf1d", "black_out", "connectionist_temporal_classification", "contrastive", "crf1d",
+    "cross_covariance", "decov",
+    "hinge", "huber_loss", "squared_difference", "triplet",
+    # evaluation
+    "binary_accuracy", "classification_summary", "f1_score", "fbeta_score", "precision",
+    "r2_score", "recall",
     # composites under Chainer's names
     "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",
     "squared_error", "tensordot", "tile",
@@ -251,6 +268,11 @@ def absolute_error(x0, x1):
 def squared_error(x0, x1):
     """``(x0 - x1) ** 2``, element-wise."""
     return square(x0 - x1)
+
+
+def squared_difference(x1, x2):
+    """``(x1 - x2) ** 2``, element-wise (Chainer's other name for ``squared_error``)."""
+    return square(x1 - x2)
 
 
 def log2(x):

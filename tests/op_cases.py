@@ -313,6 +313,12 @@ CASES: dict[str, list[OpCase]] = {
                {"reduce": "no"}, label="reduce-no"),
     ],
     "mean_squared_error": [OpCase((normal(3, 4), normal(3, 4)))],
+    "connectionist_temporal_classification": [
+        OpCase((fixed([4, 4]), fixed([2, 2]), fixed([[0, 1], [1, 1]]), normal(4, 2, 3)),
+               {"blank_symbol": 2}, label="mean"),
+        OpCase((fixed([3, 5]), fixed([1, 2]), fixed([[1, 0], [0, 1]]), normal(5, 2, 3)),
+               {"blank_symbol": 2, "reduce": "no"}, label="padded-reduce-no"),
+    ],
     # noise
     "dropout": [OpCase((normal(3, 4),), {"ratio": 0.5, "mask": _DROPOUT_MASK})],
     # sequence models and transformers

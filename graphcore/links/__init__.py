@@ -45,7 +45,12 @@ __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "Em
            "MLPConvolution2D", "DeformableConvolution2D", "DeformableConvolution2DSampler",
            "Inception", "InceptionBN"]
 
-from graphcore.links.word_output import BinaryHierarchicalSoftmax, NegativeSampling  # noqa: E402
+from graphcore.links.crf1d import CRF1d  # noqa: E402
+from graphcore.links.word_output import (  # noqa: E402
+    BinaryHierarchicalSoftmax,
+    BlackOut,
+    NegativeSampling,
+)
 
-__all__ += ["BinaryHierarchicalSoftmax", "NegativeSampling"]
+__all__ += ["BinaryHierarchicalSoftmax", "BlackOut", "CRF1d", "NegativeSampling"]
 __all__ += ["BatchRenormalization", "DecorrelatedBatchNormalization", "GroupNormalization"]

@@ -1,5 +1,6 @@
-"""Word2vec output layers with Chainer's names: ``NegativeSampling`` and
-``BinaryHierarchicalSoftmax`` (the functions are in ``graphcore.ops.sampled_losses``)."""
+"""Output layers for large vocabularies with Chainer's names: ``NegativeSampling``,
+``BlackOut`` and ``BinaryHierarchicalSoftmax`` (the functions are in
+``graphcore.ops.sampled_losses``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import numpy as np
 from graphcore import initializers
 from graphcore.links.link import Link
 from graphcore.ops.sampled_losses import (
+    TreePaths,
     WalkerSampler,
+    black_out,
     hierarchical_softmax_loss,
     huffman_tree,
     negative_sampling,
-    tree_paths,
 )
 from graphcore.variable import Parameter
 
@@ -44,9 +46,40 @@ class BinaryHierarchicalSoftmax(Link):
 
     def __init__(self, in_size: int, tree, dtype=None) -> None:
         super().__init__()
-        n_internal, self.paths, self.codes = tree_paths(tree)
+        self._func = TreePaths(tree)  # Chainer's attribute name for the tree's arrays
         with self.init_scope():
-            self.W = Parameter(initializers.Uniform(1.0, dtype), (n_internal, in_size))
+            self.W = Parameter(initializers.Uniform(1.0, dtype), (self._func.n_internal,
+                                                                   in_size))
+
+    @property
+    def paths(self):
+        return self._func.paths
+
+    @property
+    def codes(self):
+        return self._func.codes
 
     def forward(self, x, t):
-        return hierarchical_softmax_loss(x, t, self.W, self.paths, self.codes)
+        return hierarchical_softmax_loss(x, t, self.W, self._func.paths, self._func.codes)
+
+
+class BlackOut(Link):
+    """``loss = bo(x, t)``: BlackOut over a vocabulary of ``len(counts)`` words, the
+    ``sample_size`` negatives of each row drawn with probability proportional to ``counts``
+    (or taken from ``sample_data`` when it is set). ``W`` starts as NaN, as Chainer's: set it
+    or load it before use."""
+
+    sample_data = None
+
+    def __init__(self, in_size: int, counts, sample_size: int) -> None:
+        super().__init__()
+        self.sampler = WalkerSampler(np.asarray(counts, np.float64))
+        self.sample_size = sample_size
+        with self.init_scope():
+            self.W = Parameter(initializers.NaN(), (len(counts), in_size))
+
+    def forward(self, x, t):
+        samples = self.sample_data
+        if samples is None:
+            samples = self.sampler.sample((x.shape[0], self.sample_size))
+        return black_out(x, t, self.W, samples)

@@ -6,6 +6,7 @@ from graphcore.ops import (  # noqa: F401
     array,
     attention,
     convolution,
+    ctc,
     embed,
     evaluation,
     im2col,

@@ -11,6 +11,7 @@ from graphcore import errors
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float, normalize_axis, same_dtype, same_shape
+from graphcore.ops.math import exp, log
 from graphcore.ops.reduction import sum as _sum
 from graphcore.registry import register_op
 from graphcore.variable import Variable, as_array, as_variable
@@ -23,6 +24,15 @@ def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     y = x - x.max(axis=axis, keepdims=True)
     y -= np.log(np.exp(y).sum(axis=axis, keepdims=True))
     return y
+
+
+def log_sum_exp(x, axis: int):
+    """``log(sum(exp(x), axis))`` of a Variable as a composite of ops, the maximum taken out
+    first (a constant shift: the gradient is the softmax either way)."""
+    top = np.max(x.array, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0).astype(x.dtype)
+    total = _sum(exp(x - top), axis=axis)
+    return log(total) + np.squeeze(top, axis=axis)
 
 
 @register_op

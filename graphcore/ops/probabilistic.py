@@ -22,9 +22,11 @@ __all__ = ["bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll"
 def _reduce(loss, reduce: str, name: str):
     if reduce == "sum":
         return _sum(loss)
+    if reduce == "mean":
+        return _sum(loss) * (1.0 / max(loss.size, 1))
     if reduce == "no":
         return loss
-    raise ValueError(f"{name}: reduce must be 'sum' or 'no', got {reduce!r}")
+    raise ValueError(f"{name}: reduce must be 'sum', 'mean' or 'no', got {reduce!r}")
 
 
 def gaussian(mean, ln_var, eps: np.ndarray | None = None, return_eps: bool = False):
@@ -39,7 +41,7 @@ def gaussian(mean, ln_var, eps: np.ndarray | None = None, return_eps: bool = Fal
 
 def gaussian_kl_divergence(mean, ln_var, reduce: str = "sum"):
     """KL divergence of ``N(mean, exp(ln_var))`` from ``N(0, 1)``, elementwise, then summed
-    (``reduce='sum'``, the default) or not (``'no'``)."""
+    (``reduce='sum'``, the default), averaged (``'mean'``) or not (``'no'``)."""
     mean, ln_var = as_variable(mean), as_variable(ln_var)
     loss = (mean * mean + exp(ln_var) - ln_var - 1.0) * 0.5
     return _reduce(loss, reduce, "gaussian_kl_divergence")
@@ -47,7 +49,8 @@ def gaussian_kl_divergence(mean, ln_var, reduce: str = "sum"):
 
 def bernoulli_nll(x, y, reduce: str = "sum"):
     """Negative log-likelihood of ``x`` under Bernoulli distributions with logits ``y``:
-    ``softplus(y) - x * y``, summed (default) or elementwise (``reduce='no'``)."""
+    ``softplus(y) - x * y``, summed (default), averaged (``reduce='mean'``) or elementwise
+    (``'no'``)."""
     y = as_variable(y)
     loss = softplus(y) - x * y
     return _reduce(loss, reduce, "bernoulli_nll")
@@ -55,7 +58,8 @@ def bernoulli_nll(x, y, reduce: str = "sum"):
 
 def gaussian_nll(x, mean, ln_var, reduce: str = "sum"):
     """Negative log-likelihood of ``x`` under ``N(mean, exp(ln_var))``, elementwise terms
-    ``(log(2 pi) + ln_var + (x - mean)^2 exp(-ln_var)) / 2``, summed (default) or not."""
+    ``(log(2 pi) + ln_var + (x - mean)^2 exp(-ln_var)) / 2``, summed (default), averaged
+    (``'mean'``) or not (``'no'``)."""
     mean, ln_var = as_variable(mean), as_variable(ln_var)
     diff = x - mean
     loss = (ln_var + diff * diff * exp(-ln_var) + math.log(2 * math.pi)) * 0.5

@@ -1,6 +1,7 @@
-"""Output layers for large vocabularies (word2vec): negative sampling and the binary
-hierarchical softmax, as Chainer computes them. Composites of registered ops (``embed_id``,
-``mul``, ``sum``, ``softplus``), so gradients, double backprop and static mode come from those.
+"""Output layers for large vocabularies (word2vec): negative sampling, BlackOut and the
+binary hierarchical softmax, as Chainer computes them. Composites of registered ops
+(``embed_id``, ``mul``, ``sum``, ``softplus``, ``exp``, ``log``), so gradients, double backprop
+and static mode come from those.
 """
 
 from __future__ import annotations
@@ -11,13 +12,18 @@ from typing import Any
 
 import numpy as np
 
+from graphcore.backend import CpuDevice
 from graphcore.ops.activation import softplus
 from graphcore.ops.array import broadcast_to, reshape
 from graphcore.ops.embed import embed_id
+from graphcore.ops.indexing import get_item
+from graphcore.ops.loss import log_sum_exp
+from graphcore.ops.math import exp, log
 from graphcore.ops.reduction import sum as _sum
 from graphcore.variable import as_array, as_variable
 
-__all__ = ["WalkerSampler", "hierarchical_softmax_loss", "huffman_tree", "negative_sampling"]
+__all__ = ["TreePaths", "WalkerSampler", "black_out", "hierarchical_softmax_loss", "huffman_tree",
+           "negative_sampling"]
 
 
 def _scores(x, W, ids: np.ndarray):
@@ -52,8 +58,33 @@ def negative_sampling(x, t, W, sampler: Callable[[tuple[int, ...]], np.ndarray],
     return (loss, samples) if return_samples else loss
 
 
+def black_out(x, t, W, samples, reduce: str = "mean"):
+    """Chainer's ``F.black_out`` (Ji et al., 2016): per row, with ``p`` the softmax of the
+    scores ``x . W[w]`` over the true word ``t`` and the sampled words ``samples`` (B, S),
+    ``-(log p(t) + sum_s log(1 - p(s)))``; ``reduce='mean'`` averages over the batch, ``'no'``
+    gives one loss per row."""
+    if reduce not in ("mean", "no"):
+        raise ValueError(f"black_out: reduce must be 'mean' or 'no', got {reduce!r}")
+    t = np.asarray(as_array(t))
+    samples = np.asarray(as_array(samples))
+    if t.ndim != 1 or samples.ndim != 2 or len(samples) != len(t):
+        raise ValueError(f"black_out: expected labels (B,) and samples (B, S), got {t.shape} "
+                         f"and {samples.shape}")
+    scores = _scores(x, W, np.concatenate([t[:, None], samples], axis=1))  # (B, 1 + S)
+    log_z = log_sum_exp(scores, axis=1)
+    batch, width = scores.shape
+    log_p = scores - broadcast_to(reshape(log_z, (batch, 1)), (batch, width))
+    positive = reshape(get_item(log_p, (slice(None), slice(0, 1))), (batch,))
+    negatives = _sum(log(1 - exp(get_item(log_p, (slice(None), slice(1, None))))), axis=1)
+    loss = -(positive + negatives)
+    return _sum(loss) * (1.0 / batch) if reduce == "mean" else loss
+
+
 class WalkerSampler:
-    """Draws ids with probabilities proportional to ``weights`` (numpy's global generator)."""
+    """Draws ids with probabilities proportional to ``weights`` (numpy's global generator).
+    It lives on the host, as every array here does (``device``)."""
+
+    device = CpuDevice()
 
     def __init__(self, weights: np.ndarray) -> None:
         weights = np.asarray(weights, np.float64)
@@ -78,6 +109,14 @@ def huffman_tree(word_counts: Mapping[Any, float]) -> Any:
         c2, id2, w2 = heapq.heappop(heap)
         heapq.heappush(heap, (c1 + c2, min(id1, id2), (w1, w2)))
     return heap[0][2]
+
+
+class TreePaths:
+    """A binary tree of words as ``hierarchical_softmax_loss`` reads it: ``n_internal`` inner
+    nodes, and per word its ``paths`` and ``codes`` (see ``tree_paths``)."""
+
+    def __init__(self, tree: Any) -> None:
+        self.n_internal, self.paths, self.codes = tree_paths(tree)
 
 
 def tree_paths(tree: Any) -> tuple[int, np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ NOT_EXPORTABLE: dict[str, str] = {
     "scatter_add": f"{_GRADIENT} (get_item's backward)",
     "prod_others": f"{_GRADIENT} (prod's backward)",
     "sum_pooling_nd": f"{_GRADIENT} (unpooling_nd's backward)",
+    "connectionist_temporal_classification": "ONNX has no CTC loss operator",
     "decorrelated_batch_normalization": "ZCA whitening by an eigendecomposition of the batch "
                                         "covariance, which ONNX has no operator for",
     "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
