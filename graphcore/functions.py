@@ -66,7 +66,13 @@ from graphcore.ops.loss import (
     softmax_cross_entropy,
 )
 from graphcore.ops.lstm_cell import lstm
-from graphcore.ops.margin_losses import contrastive, hinge, huber_loss, triplet
+from graphcore.ops.margin_losses import (
+    contrastive,
+    discriminative_margin_based_clustering_loss,
+    hinge,
+    huber_loss,
+    triplet,
+)
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
 from graphcore.ops.noise import dropout
 from graphcore.ops.normalization import local_response_normalization
@@ -148,7 +154,7 @@ __all__ = [
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
     "argmax_crf1d", "black_out", "connectionist_temporal_classification", "contrastive", "crf1d",
-    "cross_covariance", "decov",
+    "cross_covariance", "decov", "discriminative_margin_based_clustering_loss",
     "hinge", "huber_loss", "squared_difference", "triplet",
     # evaluation
     "binary_accuracy", "classification_summary", "f1_score", "fbeta_score", "precision",

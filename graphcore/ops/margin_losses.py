@@ -1,5 +1,6 @@
-"""Chainer's margin and robust losses: ``contrastive``, ``triplet``, ``hinge`` and
-``huber_loss``, with Chainer's signatures, checks and reductions.
+"""Chainer's margin and robust losses: ``contrastive``, ``triplet``, ``hinge``,
+``huber_loss`` and ``discriminative_margin_based_clustering_loss``, with Chainer's signatures,
+checks and reductions.
 
 Composites of registered ops (``sum``, ``relu``, ``where``, ...): their gradients, double
 backprop and export come from those ops. Where a loss has a point with no derivative (the
@@ -13,11 +14,13 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.ops.activation import relu
+from graphcore.ops.array import broadcast_to, reshape
 from graphcore.ops.math import absolute, sqrt, where
 from graphcore.ops.reduction import sum as _sum
 from graphcore.variable import as_array, as_variable
 
-__all__ = ["contrastive", "hinge", "huber_loss", "triplet"]
+__all__ = ["contrastive", "discriminative_margin_based_clustering_loss", "hinge", "huber_loss",
+           "triplet"]
 
 
 def _check_reduce(name: str, reduce: str, allowed: tuple[str, ...] = ("mean", "no")) -> None:
@@ -141,3 +144,62 @@ def huber_loss(x, t, delta: float, reduce: str = "sum_along_second_axis"):
         raise errors.ShapeError(f"huber_loss: reduce='sum_along_second_axis' needs at least 2 "
                                 f"axes, got {x.shape}")
     return _sum(loss, axis=1)
+
+
+def discriminative_margin_based_clustering_loss(embeddings, labels, delta_v: float,
+                                                delta_d: float, max_embedding_dim: int,
+                                                norm: int = 1, alpha: float = 1.0,
+                                                beta: float = 1.0, gamma: float = 0.001):
+    """Chainer's discriminative loss for instance segmentation (De Brabandere et al., 2017):
+    ``(alpha * l_var, beta * l_dist, gamma * l_reg)`` for ``embeddings`` (N, C, H, W) and
+    ``labels`` (N, H, W), where cluster ``k`` (1 to ``max_embedding_dim``, which must equal
+    C) is the pixels labelled ``k``: ``l_var`` pulls each embedding to within ``delta_v`` of its
+    cluster's mean, ``l_dist`` pushes the means of two clusters ``2 delta_d`` apart, ``l_reg``
+    keeps the means small; distances in the L1 (``norm=1``) or L2 (``norm=2``) norm."""
+    if max_embedding_dim <= 0:
+        raise ValueError("discriminative_margin_based_clustering_loss: max_embedding_dim must "
+                         f"be positive, got {max_embedding_dim}")
+    if norm == 1:
+        def distance(x, axis):
+            return _sum(absolute(x), axis=axis)
+    elif norm == 2:
+        def distance(x, axis):
+            return sqrt(_sum(x * x, axis=axis))
+    else:
+        raise ValueError("discriminative_margin_based_clustering_loss: norm must be 1 or 2, "
+                         f"got {norm!r}")
+    embeddings = _float_input("discriminative_margin_based_clustering_loss", "embeddings",
+                              embeddings)
+    labels = np.asarray(as_array(labels))
+    if embeddings.ndim != 4 or embeddings.shape[1] != max_embedding_dim or \
+            labels.shape != embeddings.shape[:1] + embeddings.shape[2:]:
+        raise errors.ShapeError("discriminative_margin_based_clustering_loss: expected "
+                                f"embeddings (N, {max_embedding_dim}, H, W) and labels "
+                                f"(N, H, W), got {embeddings.shape} and {labels.shape}")
+    clusters = max_embedding_dim
+    n, channels, height, width = embeddings.shape
+    full = (clusters, n, channels, height, width)
+    masks = np.stack([labels == k + 1 for k in range(clusters)])[:, :, None]  # (K, N, 1, H, W)
+    masks = masks.astype(embeddings.dtype)
+    emb = broadcast_to(reshape(embeddings, (1,) + embeddings.shape), full)
+    sizes = np.maximum(masks.sum(axis=(2, 3, 4)), 1)[:, :, None]  # pixels per cluster, (K, N, 1)
+    means = _sum(emb * masks, axis=(3, 4)) * (1 / sizes)  # (K, N, C)
+
+    l_reg = _sum(distance(means, (1, 2))) * (1.0 / (clusters * n))
+    spread = (broadcast_to(reshape(means, means.shape + (1, 1)), full) - emb) * masks
+    pull = relu(distance(spread, 2) - delta_v)
+    l_var = _sum(pull * pull, axis=(1, 2, 3)) * (1 / np.maximum(masks.sum(axis=(1, 2, 3, 4)), 1))
+    l_var = _sum(l_var) * (1.0 / clusters)
+
+    l_dist = None
+    pairs = 0
+    for a in range(clusters):
+        for b in range(a + 1, clusters):
+            push = relu(2 * delta_d - distance(means[a] - means[b], 1))
+            term = _sum(push * push)
+            l_dist = term if l_dist is None else l_dist + term
+            pairs += 1
+    if l_dist is None:
+        l_dist = _sum(means) * 0.0
+    l_dist = l_dist * (1.0 / max(pairs * n, 1))
+    return l_var * alpha, l_dist * beta, l_reg * gamma
