@@ -60,6 +60,7 @@ from graphcore.ops.linalg import linear, matmul
 from graphcore.ops.local_convolution import local_convolution_2d
 from graphcore.ops.loss import (
     log_softmax,
+    mean_absolute_error,
     mean_squared_error,
     sigmoid_cross_entropy,
     softmax,
@@ -155,7 +156,7 @@ __all__ = [
     # losses
     "argmax_crf1d", "black_out", "connectionist_temporal_classification", "contrastive", "crf1d",
     "cross_covariance", "decov", "discriminative_margin_based_clustering_loss",
-    "hinge", "huber_loss", "squared_difference", "triplet",
+    "hinge", "huber_loss", "mean_absolute_error", "squared_difference", "triplet",
     # evaluation
     "binary_accuracy", "classification_summary", "f1_score", "fbeta_score", "precision",
     "r2_score", "recall",

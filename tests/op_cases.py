@@ -313,6 +313,7 @@ CASES: dict[str, list[OpCase]] = {
                {"reduce": "no"}, label="reduce-no"),
     ],
     "mean_squared_error": [OpCase((normal(3, 4), normal(3, 4)))],
+    "mean_absolute_error": [OpCase((normal(3, 4), normal(3, 4)))],
     "connectionist_temporal_classification": [
         OpCase((fixed([4, 4]), fixed([2, 2]), fixed([[0, 1], [1, 1]]), normal(4, 2, 3)),
                {"blank_symbol": 2}, label="mean"),

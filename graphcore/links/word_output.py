@@ -8,13 +8,13 @@ import numpy as np
 
 from graphcore import initializers
 from graphcore.links.link import Link
+from graphcore.ops import sampled_losses
 from graphcore.ops.sampled_losses import (
     TreePaths,
     WalkerSampler,
     black_out,
     hierarchical_softmax_loss,
     huffman_tree,
-    negative_sampling,
 )
 from graphcore.variable import Parameter
 
@@ -34,8 +34,11 @@ class NegativeSampling(Link):
             self.W = Parameter(initializers.Zero(dtype), (self.vocab_size, in_size))
 
     def forward(self, x, t, reduce: str = "sum", return_samples: bool = False):
-        return negative_sampling(x, t, self.W, self.sampler.sample, self.sample_size,
-                                 reduce=reduce, return_samples=return_samples)
+        # looked up in its module at each call, as Chainer's link does, so that a test may
+        # patch the module's function
+        return sampled_losses.negative_sampling(x, t, self.W, self.sampler.sample,
+                                                self.sample_size, reduce=reduce,
+                                                return_samples=return_samples)
 
 
 class BinaryHierarchicalSoftmax(Link):

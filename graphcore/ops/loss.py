@@ -1,6 +1,6 @@
 """Softmax, log-softmax and the losses built on them: softmax cross entropy (integer labels
-an op, soft targets a composite of ops), sigmoid cross entropy, mean squared error. Each
-computes its forward stably and saves what backward needs.
+an op, soft targets a composite of ops), sigmoid cross entropy, mean squared and mean absolute
+error. Each computes its forward stably and saves what backward needs.
 """
 
 from __future__ import annotations
@@ -267,9 +267,15 @@ class SigmoidCrossEntropy(FunctionNode):
         return (diff * (gy * (1.0 / count)) if self.reduce == "mean" else diff * gy), None
 
 
+def _accumulation_dtype(dtype):
+    """The dtype a mean over many elements is summed in: float32 for float16 (Chainer's)."""
+    return np.float32 if dtype == np.float16 else dtype
+
+
 @register_op
 class MeanSquaredError(FunctionNode):
-    """``mean((a - b) ** 2)`` over all elements of two arrays of one shape."""
+    """``mean((a - b) ** 2)`` over all elements of two float arrays of one shape (float16
+    summed in float32, so a large array does not overflow)."""
 
     __slots__ = ()
     name = "mean_squared_error"
@@ -278,11 +284,13 @@ class MeanSquaredError(FunctionNode):
 
     def forward(self, inputs):
         a, b = inputs
+        is_float(self.label, a)
         same_shape(self.label, a, b)
         same_dtype(self.label, a, b)
         diff = a - b
         self._saved = diff
-        return np.asarray(np.vdot(diff, diff) / max(diff.size, 1), dtype=a.dtype),
+        flat = diff.ravel().astype(_accumulation_dtype(diff.dtype), copy=False)
+        return np.asarray(np.vdot(flat, flat) / max(diff.size, 1), dtype=a.dtype),
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -292,6 +300,33 @@ class MeanSquaredError(FunctionNode):
             a, b = self.get_retained_inputs()
             diff = a - b
         ga = diff * (gy * (2.0 / max(diff.size, 1)))
+        return ga, (-ga if 1 in indexes else None)
+
+
+@register_op
+class MeanAbsoluteError(FunctionNode):
+    """``mean(|a - b|)`` over all elements of two float arrays of one shape (float16 summed
+    in float32). Its gradient is ``sign(a - b) / size``, 0 where ``a == b``."""
+
+    __slots__ = ()
+    name = "mean_absolute_error"
+    label = "MeanAbsoluteError"
+    arity = 2
+
+    def forward(self, inputs):
+        a, b = inputs
+        is_float(self.label, a)
+        same_shape(self.label, a, b)
+        same_dtype(self.label, a, b)
+        diff = a - b
+        self._saved = np.sign(diff)
+        total = np.abs(diff).sum(dtype=_accumulation_dtype(diff.dtype))
+        return np.asarray(total / max(diff.size, 1), dtype=a.dtype),
+
+    def backward(self, indexes, grad_outputs):
+        gy, = grad_outputs
+        sign = self._saved
+        ga = (gy * (1.0 / max(sign.size, 1))) * sign
         return ga, (-ga if 1 in indexes else None)
 
 
@@ -364,3 +399,7 @@ def sigmoid_cross_entropy(x, t, normalize: bool = True, reduce: str = "mean",
 
 def mean_squared_error(a, b):
     return MeanSquaredError().apply((a, b))[0]
+
+
+def mean_absolute_error(a, b):
+    return MeanAbsoluteError().apply((a, b))[0]

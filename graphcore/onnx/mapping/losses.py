@@ -60,6 +60,11 @@ def _sigmoid_cross_entropy(e, node, ins):
     return _reduced(e, node, e.op("Mul", [terms, counted]), counted, x)
 
 
+@converts("mean_absolute_error")
+def _mean_absolute_error(e, node, ins):
+    return e.op("ReduceMean", [e.op("Abs", [e.op("Sub", ins)])], keepdims=0)
+
+
 @converts("mean_squared_error")
 def _mean_squared_error(e, node, ins):
     diff = e.op("Sub", ins)
