@@ -66,7 +66,7 @@ from graphcore.ops.loss import (
     softmax,
     softmax_cross_entropy,
 )
-from graphcore.ops.lstm_cell import lstm
+from graphcore.ops.lstm_cell import lstm, slstm, tree_lstm
 from graphcore.ops.margin_losses import (
     contrastive,
     discriminative_margin_based_clustering_loss,
@@ -105,7 +105,14 @@ from graphcore.ops.probabilistic import (
     gaussian_kl_divergence,
     gaussian_nll,
 )
-from graphcore.ops.recurrent import n_step_gru, n_step_lstm
+from graphcore.ops.recurrent import (
+    n_step_bigru,
+    n_step_bilstm,
+    n_step_birnn,
+    n_step_gru,
+    n_step_lstm,
+    n_step_rnn,
+)
 from graphcore.ops.reduction import average, max, mean, min, prod, sum
 from graphcore.ops.roi_pooling import (
     roi_average_align_2d,
@@ -152,6 +159,8 @@ __all__ = [
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
     "shift", "deformable_convolution_2d_sampler",
+    # recurrent cells
+    "slstm", "tree_lstm", "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
     "bernoulli_nll", "gaussian", "gaussian_kl_divergence", "gaussian_nll", "negative_sampling",
     # losses
     "argmax_crf1d", "black_out", "connectionist_temporal_classification", "contrastive", "crf1d",

@@ -402,13 +402,20 @@ def check_double_backward(func: Callable[..., Any], x_data: Any, y_grad: Any,
     """
     xs = _check_arguments("check_double_backward", func, x_data, eps, atol, rtol)
     params = _as_tuple(params)
-    gys = () if y_grad is None else tuple(np.asarray(gy) for gy in _as_tuple(y_grad))
+    # a None in y_grad (as Chainer's): that output gets no gradient, and is left out
+    given = () if y_grad is None else _as_tuple(y_grad)
+    kept = [k for k, gy in enumerate(given) if gy is not None]
+    gys = tuple(np.asarray(given[k]) for k in kept)
     differentiable = [x.dtype.kind == "f" for x in xs]
     n_x = len(xs)
+    if no_grads is not None and len(no_grads) == n_x + len(given):
+        no_grads = list(no_grads[:n_x]) + [no_grads[n_x + k] for k in kept]
 
     def first_order_grad(*inputs: Variable) -> tuple[Variable, ...]:
         x_vars, gy_vars = inputs[:n_x], inputs[n_x:]
         ys = _as_tuple(func(*x_vars))
+        if given:
+            ys = tuple(ys[k] for k in kept)
         targets = [x for x, ok in zip(x_vars, differentiable, strict=True) if ok]
         targets += list(params)
         grads = grad(list(ys), targets, grad_outputs=list(gy_vars) if gy_vars else None,

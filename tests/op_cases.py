@@ -335,7 +335,21 @@ CASES: dict[str, list[OpCase]] = {
         OpCase((normal(2, 3, 4), normal(4), normal(4)), {"eps": 1e-3}, label="3d-eps"),
     ],
     "lstm": [OpCase((normal(3, 2), normal(3, 8)), label="2d"),
-             OpCase((normal(2, 2, 3), normal(2, 8, 3)), label="3d")],
+             OpCase((normal(2, 2, 3), normal(2, 8, 3)), label="3d"),
+             OpCase((normal(4, 2), normal(3, 8)), label="carried-rows")],
+    "lstm_grad": [
+        OpCase((normal(3, 2), normal(3, 8), normal(3, 2), normal(3, 2), normal(3, 2)),
+               label="2d"),
+        OpCase((normal(3, 2, 2), normal(2, 8, 2), normal(3, 2, 2), normal(3, 2, 2),
+                normal(2, 2, 2)), label="carried-rows"),
+    ],
+    "slstm": [OpCase((normal(3, 2), normal(3, 2), normal(3, 8), normal(3, 8)), label="2d"),
+              OpCase((normal(2, 2, 3), normal(2, 2, 3), normal(2, 8, 3), normal(2, 8, 3)),
+                     label="3d")],
+    "slstm_grad": [
+        OpCase((normal(3, 2), normal(3, 2), normal(3, 8), normal(3, 8), normal(3, 2),
+                normal(3, 2), normal(3, 2)), label="2d"),
+    ],
     "attention": [
         OpCase((normal(2, 3, 4), normal(2, 5, 4), normal(2, 5, 2)), label="no-mask"),
         OpCase((normal(2, 2, 3, 4), normal(2, 2, 3, 4), normal(2, 2, 3, 4)), {"scale": 0.7},

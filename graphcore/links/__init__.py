@@ -54,3 +54,7 @@ from graphcore.links.word_output import (  # noqa: E402
 
 __all__ += ["BinaryHierarchicalSoftmax", "BlackOut", "CRF1d", "NegativeSampling"]
 __all__ += ["BatchRenormalization", "DecorrelatedBatchNormalization", "GroupNormalization"]
+
+from graphcore.links.tree_lstm import ChildSumTreeLSTM, NaryTreeLSTM  # noqa: E402
+
+__all__ += ["ChildSumTreeLSTM", "NaryTreeLSTM"]

@@ -67,6 +67,8 @@ class LinearFunction(FunctionNode):
         if x.dtype != W.dtype or x.ndim == 0 or x.shape[-1] != W.shape[1]:
             self.check_inputs(inputs)
         y = x @ W.T
+        if y.dtype != x.dtype:  # a W of another float dtype: the output is x's (Chainer's)
+            y = y.astype(x.dtype)
         if len(inputs) == 3:
             y += inputs[2]
         return y,
@@ -82,12 +84,16 @@ class LinearFunction(FunctionNode):
         if len(inputs) == 3 and inputs[2].shape != (W.shape[0],):
             raise errors.ShapeError(f"{self.label}: expected b of shape ({W.shape[0]},) for "
                                     f"W {W.shape}, got b {inputs[2].shape}")
+        # x, W and b may be of different float dtypes, as in Chainer: y is in x's dtype
         for other in inputs[1:]:
-            same_dtype(self.label, x, other)
+            if x.dtype.kind != "f" or other.dtype.kind != "f":
+                same_dtype(self.label, x, other)
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
         x, W = self.get_retained_inputs()[:2]
+        if W.dtype != x.dtype:
+            W = _in_dtype(W, x.dtype)  # the products in x's (and gy's) dtype
         gx = None
         if 0 in indexes:
             if type(gy) is np.ndarray and gy.ndim >= 2 and gy.shape[-1] == 1 \
@@ -103,7 +109,20 @@ class LinearFunction(FunctionNode):
                 gW = gy2.T @ x2
             if 2 in indexes:
                 gb = g.sum(gy2, axis=0)
-        return (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
+        grads = (gx, gW, gb) if len(self.inputs) == 3 else (gx, gW)
+        if x.dtype != W.dtype or (len(self.inputs) == 3 and self.inputs[2].dtype != x.dtype):
+            grads = tuple(None if gv is None else _in_dtype(gv, v.dtype)
+                          for gv, v in zip(grads, self.inputs, strict=True))
+        return grads
+
+
+def _in_dtype(gv, dtype):
+    """A gradient in its input's dtype (inputs of mixed float dtypes)."""
+    if gv.dtype == dtype:
+        return gv
+    if isinstance(gv, np.ndarray):
+        return gv.astype(dtype)
+    return g._apply("cast", (gv,), dtype=np.dtype(dtype).name)
 
 
 def matmul(a, b, transa: bool = False, transb: bool = False):

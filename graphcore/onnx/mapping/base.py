@@ -37,6 +37,8 @@ NOT_EXPORTABLE: dict[str, str] = {
     "connectionist_temporal_classification": "ONNX has no CTC loss operator",
     "decorrelated_batch_normalization": "ZCA whitening by an eigendecomposition of the batch "
                                         "covariance, which ONNX has no operator for",
+    "lstm_grad": f"{_GRADIENT} (lstm's backward)",
+    "slstm_grad": f"{_GRADIENT} (slstm's backward)",
     "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
                 "holds its value as a constant, so no exported model can contain it",
 }

@@ -126,17 +126,49 @@ def _local_response_normalization(e, node, ins):
     return y if rank == 4 else e.op("Reshape", [y, e.op("Shape", [ins[0]])])
 
 
+def _gates(e, x, shape):
+    """``x`` ``(B, 4n, ...)`` -> its four gates ``(B, n, ...)`` (a, i, f, o interleaved per
+    unit)."""
+    n = shape[1] // 4
+    gates = e.op("Reshape", [x, e.const(np.asarray([0, n, 4, *shape[2:]], np.int64))])
+    return [e.op("Gather", [gates, e.const(np.asarray(k, np.int64))], axis=2) for k in range(4)]
+
+
+def _rows(e, x, start: int, stop: int):
+    return e.op("Slice", [x, e.const(np.asarray([start], np.int64)),
+                          e.const(np.asarray([stop], np.int64)),
+                          e.const(np.asarray([0], np.int64))])
+
+
 @converts("lstm")
 def _lstm(e, node, ins):
     """Chainer's LSTM activation, unrolled: ``x`` holds the gates (a, i, f, o) interleaved per
-    unit on axis 1, ``(B, 4n, ...)`` -> ``(B, n, 4, ...)``."""
+    unit on axis 1, ``(B, 4n, ...)`` -> ``(B, n, 4, ...)``; rows of ``c_prev`` past ``x``'s
+    batch are carried to ``c``."""
     c_prev, x = ins
     shape = e.shape_of(node.inputs[1])
-    n = shape[1] // 4
-    gates = e.op("Reshape", [x, e.const(np.asarray([0, n, 4, *shape[2:]], np.int64))])
-    a, i, f, o = (e.op("Gather", [gates, e.const(np.asarray(k, np.int64))], axis=2)
-                  for k in range(4))
+    rows = e.shape_of(node.inputs[0])[0]
+    a, i, f, o = _gates(e, x, shape)
     a = e.op("Tanh", [a])
     i, f, o = (e.op("Sigmoid", [g]) for g in (i, f, o))
-    c = e.op("Add", [e.op("Mul", [a, i]), e.op("Mul", [f, c_prev])])
+    head = _rows(e, c_prev, 0, shape[0]) if rows > shape[0] else c_prev
+    c = e.op("Add", [e.op("Mul", [a, i]), e.op("Mul", [f, head])])
+    h = e.op("Mul", [o, e.op("Tanh", [c])])
+    if rows > shape[0]:
+        c = e.op("Concat", [c, _rows(e, c_prev, shape[0], rows)], axis=0)
+    return [c, h]
+
+
+@converts("slstm")
+def _slstm(e, node, ins):
+    """Chainer's S-LSTM cell, unrolled as ``_lstm`` over two children."""
+    c1, c2, x1, x2 = ins
+    shape = e.shape_of(node.inputs[2])
+    a1, i1, f1, o1 = _gates(e, x1, shape)
+    a2, i2, f2, o2 = _gates(e, x2, shape)
+    terms = [e.op("Mul", [e.op("Tanh", [a1]), e.op("Sigmoid", [i1])]),
+             e.op("Mul", [e.op("Tanh", [a2]), e.op("Sigmoid", [i2])]),
+             e.op("Mul", [e.op("Sigmoid", [f1]), c1]), e.op("Mul", [e.op("Sigmoid", [f2]), c2])]
+    c = e.op("Sum", terms)
+    o = e.op("Sigmoid", [e.op("Add", [o1, o2])])
     return [c, e.op("Mul", [o, e.op("Tanh", [c])])]
