@@ -26,14 +26,27 @@ from graphcore.links.inception import Inception, InceptionBN
 from graphcore.links.layer_norm import LayerNormalization
 from graphcore.links.linear import Linear
 from graphcore.links.link import Chain, ChainList, Link, Sequential
-from graphcore.links.n_step_rnn import NStepGRU, NStepLSTM
+from graphcore.links.n_step_rnn import (
+    NStepBiGRU,
+    NStepBiLSTM,
+    NStepBiRNNReLU,
+    NStepBiRNNTanh,
+    NStepGRU,
+    NStepLSTM,
+    NStepRNNReLU,
+    NStepRNNTanh,
+)
 from graphcore.links.rnn import (
     GRU,
     LSTM,
     RNN,
+    MGUBase,
     StatefulGRU,
+    StatefulMGU,
+    StatefulPeepholeLSTM,
     StatelessGRU,
     StatelessLSTM,
+    StatelessMGU,
 )
 
 __all__ = ["GRU", "LSTM", "RNN", "BatchNormalization", "Chain", "ChainList", "EmbedID",
@@ -55,6 +68,9 @@ from graphcore.links.word_output import (  # noqa: E402
 __all__ += ["BinaryHierarchicalSoftmax", "BlackOut", "CRF1d", "NegativeSampling"]
 __all__ += ["BatchRenormalization", "DecorrelatedBatchNormalization", "GroupNormalization"]
 
+from graphcore.links.highway import Highway  # noqa: E402
 from graphcore.links.tree_lstm import ChildSumTreeLSTM, NaryTreeLSTM  # noqa: E402
 
-__all__ += ["ChildSumTreeLSTM", "NaryTreeLSTM"]
+__all__ += ["ChildSumTreeLSTM", "NaryTreeLSTM", "NStepBiGRU", "NStepBiLSTM", "NStepBiRNNReLU",
+            "NStepBiRNNTanh", "NStepRNNReLU", "NStepRNNTanh", "Highway", "MGUBase", "StatefulMGU",
+            "StatefulPeepholeLSTM", "StatelessMGU"]

@@ -3,7 +3,10 @@
 - ``RNN``: an Elman cell, ``h = cell(x, h)`` (the caller carries the state);
 - ``StatelessLSTM``: ``c, h = cell(c, h, x)`` (the caller carries the state);
 - ``LSTM``: stateful, ``h = lstm(x)`` keeps ``c`` and ``h`` until ``reset_state()``;
-- ``StatelessGRU``: ``h = gru(h, x)``; ``GRU`` (alias ``StatefulGRU``): stateful, ``h = gru(x)``.
+- ``StatelessGRU``: ``h = gru(h, x)``; ``GRU`` (alias ``StatefulGRU``): stateful, ``h = gru(x)``;
+- ``StatefulPeepholeLSTM``: ``h = lstm(x)`` with peephole connections;
+- ``StatelessMGU`` (``h = mgu(h, x)``) and ``StatefulMGU`` (``h = mgu(x)``): minimal gated
+  units.
 
 >>> lstm = LSTM(None, 32)
 >>> for x in xs:                       # x: (batch, features)
@@ -16,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from graphcore.attributes import Attr, check_arguments
-from graphcore.errors import ArgumentTypeError, ShapeError
-from graphcore.functions import concat, lstm, sigmoid, split_axis, tanh
+from graphcore.config import config
+from graphcore.errors import ArgumentTypeError
+from graphcore.functions import concat, lstm, reshape, sigmoid, split_axis, tanh
 from graphcore.links.linear import SIZE, Linear
 from graphcore.links.link import Chain
 from graphcore.variable import Variable
@@ -139,9 +143,9 @@ class LSTM(LSTMBase):
         h_rest = c_rest = None
         h = self.h
         if h is not None:
-            if len(h) < batch:
-                raise ShapeError(f"LSTM: the batch size of x ({batch}) must be at most that of "
-                                 f"the previous state h ({len(h)})")
+            if len(h) < batch:  # a TypeError, as Chainer's
+                raise TypeError(f"LSTM: the batch size of x ({batch}) must be at most that of "
+                                f"the previous state h ({len(h)})")
             if len(h) > batch:
                 h, h_rest = split_axis(h, [batch], axis=0)
         a = self._gates(x, h)
@@ -228,8 +232,103 @@ class GRU(StatefulGRU):
     """Stateful GRU, ``h = gru(x)`` (Chainer's ``L.GRU`` since v2; ``StatelessGRU`` is the
     ``gru(h, x)`` form)."""
 
-    def __call__(self, *args, **kwargs):
-        if len(args) == 2:
-            raise TypeError("GRU is stateful: call it as gru(x); use StatelessGRU for "
-                            "gru(h, x)")
-        return super().__call__(*args, **kwargs)
+    def forward(self, *args):
+        # Chainer's errors: ValueError for any other number of arguments than one
+        if len(args) != 1:
+            hint = (" GRU is stateful since Chainer v2: call it as gru(x); StatelessGRU is "
+                    "gru(h, x)") if len(args) == 2 else ""
+            raise ValueError(f"GRU.forward takes one argument (x), got {len(args)}.{hint}")
+        return super().forward(args[0])
+
+
+class StatefulPeepholeLSTM(Chain):
+    """Stateful LSTM with peephole connections (Chainer's ``L.StatefulPeepholeLSTM``):
+    ``h = lstm(x)``; the input and forget gates also see the previous ``c``, the output gate
+    the new one.
+
+    Children: ``upward`` (``Linear(in_size, 4 out_size)``), ``lateral`` (``Linear(out_size,
+    4 out_size, nobias)``), ``peep_i``, ``peep_f``, ``peep_o`` (``Linear(out_size, out_size,
+    nobias)``); the gates (a, i, f, o) interleaved per unit, as ``F.lstm``'s.
+    """
+
+    def __init__(self, in_size: int | None, out_size: int) -> None:
+        super().__init__()
+        self.state_size = out_size
+        self.reset_state()
+        with self.init_scope():
+            self.upward = Linear(in_size, 4 * out_size)
+            self.lateral = Linear(out_size, 4 * out_size, nobias=True)
+            self.peep_i = Linear(out_size, out_size, nobias=True)
+            self.peep_f = Linear(out_size, out_size, nobias=True)
+            self.peep_o = Linear(out_size, out_size, nobias=True)
+
+    def reset_state(self) -> None:
+        self.c = self.h = None
+
+    def forward(self, x):
+        gates = self.upward(x)
+        if self.h is not None:
+            gates = gates + self.lateral(self.h)
+        if self.c is None:
+            self.c = Variable(np.zeros((len(x), self.state_size), x.dtype))
+        n = self.state_size
+        a, i, f, o = (reshape(g, (len(x), n))
+                      for g in split_axis(reshape(gates, (len(x), n, 4)), 4, axis=2))
+        i = sigmoid(i + self.peep_i(self.c))
+        f = sigmoid(f + self.peep_f(self.c))
+        self.c = tanh(a) * i + f * self.c
+        o = sigmoid(o + self.peep_o(self.c))
+        self.h = o * tanh(self.c)
+        return self.h
+
+
+class MGUBase(Chain):
+    """The two ``Linear(in_size + out_size, out_size)`` children of a minimal gated unit
+    (Chainer's ``W_f``, ``W_h``): ``f = sig(W_f [h, x])``, ``h' = f tanh(W_h [f h, x]) + (1 -
+    f) h``."""
+
+    def __init__(self, in_size: int, out_size: int) -> None:
+        super().__init__()
+        check_arguments(type(self).__name__, {"in_size": Attr(int, low=1),
+                                              "out_size": Attr(int, low=1)},
+                        in_size=in_size, out_size=out_size)
+        with self.init_scope():
+            self.W_f = Linear(in_size + out_size, out_size)
+            self.W_h = Linear(in_size + out_size, out_size)
+
+    def _step(self, h, x):
+        f = sigmoid(self.W_f(concat([h, x], axis=1)))
+        h_bar = tanh(self.W_h(concat([f * h, x], axis=1)))
+        return f * h_bar + (1 - f) * h
+
+
+class StatelessMGU(MGUBase):
+    """MGU cell whose caller carries the state: ``h_new = cell(h, x)``."""
+
+    def forward(self, h, x):
+        return self._step(h, x)
+
+
+class StatefulMGU(MGUBase):
+    """Stateful MGU: ``h = mgu(x)`` keeps ``h`` (zeros of ``config.dtype`` at first) until
+    ``reset_state()``."""
+
+    def __init__(self, in_size: int, out_size: int) -> None:
+        super().__init__(in_size, out_size)
+        self._state_size = out_size
+        self.reset_state()
+
+    def set_state(self, h) -> None:
+        if not isinstance(h, Variable):
+            raise TypeError("StatefulMGU.set_state: h must be a Variable")
+        self.h = h
+
+    def reset_state(self) -> None:
+        self.h = None
+
+    def forward(self, x):
+        h = self.h
+        if h is None:
+            h = Variable(np.zeros((x.shape[0], self._state_size), np.dtype(config.dtype)))
+        self.h = self._step(h, x)
+        return self.h
