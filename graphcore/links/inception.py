@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+from graphcore import errors
 from graphcore.links.batch_norm import BatchNormalization
 from graphcore.links.convolution import Convolution2D
 from graphcore.links.link import Chain
 from graphcore.ops.activation import relu
 from graphcore.ops.array import concat
 from graphcore.ops.pooling import average_pooling_2d, max_pooling_2d
+
+
+class InceptionArchitectureError(errors.ArgumentValueError, AssertionError):
+    """An ``InceptionBN`` whose branches do not fit together (Chainer asserts there, so this
+    is an ``AssertionError`` too)."""
 
 
 class Inception(Chain):
@@ -55,8 +61,8 @@ class InceptionBN(Chain):
             raise NotImplementedError(f"InceptionBN: pooltype must be 'max' or 'avg', got "
                                       f"{pooltype!r}")
         if out1 > 0 and (stride != 1 or proj_pool is None):
-            raise ValueError("InceptionBN: a 1x1 branch (out1 > 0) needs stride 1 and a "
-                             "proj_pool")
+            raise InceptionArchitectureError("InceptionBN: a 1x1 branch (out1 > 0) needs "
+                                             "stride 1 and a proj_pool")
         self.out1, self.proj_pool, self.stride, self.pooltype = out1, proj_pool, stride, pooltype
 
         def conv(n_in, n_out, ksize, stride=1, pad=0):

@@ -52,6 +52,11 @@ def _apply(node: FunctionNode, *inputs):
     return node.forward(inputs)[0]
 
 
+class NoOutputError(errors.ShapeError, AssertionError):
+    """A transposed convolution whose computed output size is not positive (Chainer asserts
+    there, so this is an ``AssertionError`` too)."""
+
+
 def _in_dtype(a, dtype):
     """``a`` (an array or a Variable) in ``dtype``: a filter's gradient is computed in its
     input's dtype and returned in the filter's, as Chainer does for mixed dtypes."""
@@ -308,8 +313,8 @@ class _Deconv(_Windowed):
         out = tuple(deconv_outsize(n, k, s, p, False, d) for n, k, s, p, d in zip(
             spatial, ksize, self.stride, self.pad, self.dilate, strict=True))
         if any(o <= 0 for o in out):
-            raise errors.ShapeError(f"{self.label}: input spatial size {tuple(spatial)} gives "
-                                    f"no output (size {out})")
+            raise NoOutputError(f"{self.label}: input spatial size {tuple(spatial)} gives no "
+                                f"output (size {out})")
         return out
 
     def forward(self, inputs):
