@@ -41,7 +41,32 @@ from graphcore.ops.convolution import (
 from graphcore.ops.covariance_losses import cross_covariance, decov
 from graphcore.ops.crf import argmax_crf1d, crf1d
 from graphcore.ops.ctc import connectionist_temporal_classification
+from graphcore.ops.cumulative import cumprod, cumsum
 from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
+from graphcore.ops.elementwise import (
+    arccos,
+    arcsin,
+    arctan,
+    arctan2,
+    arctanh,
+    ceil,
+    cos,
+    cosh,
+    erf,
+    erfc,
+    expm1,
+    fix,
+    floor,
+    fmod,
+    log1p,
+    log2,
+    log10,
+    ndtr,
+    sign,
+    sin,
+    sinh,
+    tan,
+)
 from graphcore.ops.embed import embed_id
 from graphcore.ops.evaluation import (
     accuracy,
@@ -113,7 +138,7 @@ from graphcore.ops.recurrent import (
     n_step_lstm,
     n_step_rnn,
 )
-from graphcore.ops.reduction import average, max, mean, min, prod, sum
+from graphcore.ops.reduction import argmax, argmin, average, max, mean, min, prod, sum
 from graphcore.ops.roi_pooling import (
     roi_average_align_2d,
     roi_average_pooling_2d,
@@ -169,8 +194,12 @@ __all__ = [
     # evaluation
     "binary_accuracy", "classification_summary", "f1_score", "fbeta_score", "precision",
     "r2_score", "recall",
+    # elementwise math, cumulative ops, index reductions
+    "arccos", "arcsin", "arctan", "arctan2", "arctanh", "argmax", "argmin", "ceil", "cos",
+    "cosh", "cumprod", "cumsum", "erf", "erfc", "expm1", "fix", "floor", "fmod", "log1p",
+    "ndtr", "sign", "sin", "sinh", "tan", "log2", "log10",
     # composites under Chainer's names
-    "absolute_error", "elu", "log10", "log2", "logsumexp", "normalize", "relu6", "repeat",
+    "absolute_error", "elu", "logsumexp", "normalize", "relu6", "repeat",
     "squared_error", "tensordot", "tile",
 ]
 
@@ -289,14 +318,6 @@ def squared_error(x0, x1):
 def squared_difference(x1, x2):
     """``(x1 - x2) ** 2``, element-wise (Chainer's other name for ``squared_error``)."""
     return square(x1 - x2)
-
-
-def log2(x):
-    return log(x) * (1 / np.log(2.0))
-
-
-def log10(x):
-    return log(x) * (1 / np.log(10.0))
 
 
 def relu6(x):

@@ -7,6 +7,8 @@ from graphcore.ops import (  # noqa: F401
     attention,
     convolution,
     ctc,
+    cumulative,
+    elementwise,
     embed,
     evaluation,
     im2col,

@@ -31,7 +31,8 @@ class _Binary(FunctionNode):
         a, b = inputs
         if a.dtype != b.dtype:
             self.check_inputs(inputs)
-        return self.compute(a, b),
+        y = self.compute(a, b)
+        return (y if type(y) is np.ndarray else np.asarray(y)),  # 0-d inputs give a scalar
 
     def check_inputs(self, inputs):
         same_dtype(self.label, *inputs)
@@ -107,7 +108,7 @@ class Div(_Binary):
 
 
 @register_op
-class Pow(_Binary):
+class PowVarVar(_Binary):
     """``a ** b`` with broadcasting (``a`` positive where ``b`` needs a gradient)."""
 
     __slots__ = ()
@@ -130,12 +131,13 @@ class Neg(FunctionNode):
 
     __slots__ = ()
     name = "neg"
-    label = "-_"
+    label = "__neg__"
     elementwise = True
     arity = 1
 
     def forward(self, inputs):
-        return -inputs[0],
+        y = -inputs[0]
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         return -grad_outputs[0],
@@ -158,7 +160,7 @@ class _Scalar(FunctionNode):
 
 
 @register_op
-class AddScalar(_Scalar):
+class AddConstant(_Scalar):
     """``x + value``."""
 
     __slots__ = ()
@@ -166,14 +168,15 @@ class AddScalar(_Scalar):
     _template = "_ + %s"
 
     def forward(self, inputs):
-        return inputs[0] + self.value,
+        y = inputs[0] + self.value
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         return grad_outputs[0],
 
 
 @register_op
-class Scale(_Scalar):
+class MulConstant(_Scalar):
     """``x * by`` (also ``x / c``, computed as ``x * (1 / c)`` as Chainer does)."""
 
     __slots__ = ()
@@ -187,14 +190,15 @@ class Scale(_Scalar):
     by = property(lambda self: self.value)
 
     def forward(self, inputs):
-        return inputs[0] * self.value,
+        y = inputs[0] * self.value
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         return grad_outputs[0] * self.value,
 
 
 @register_op
-class RSubScalar(_Scalar):
+class SubFromConstant(_Scalar):
     """``value - x``."""
 
     __slots__ = ()
@@ -202,14 +206,15 @@ class RSubScalar(_Scalar):
     _template = "%s - _"
 
     def forward(self, inputs):
-        return self.value - inputs[0],
+        y = self.value - inputs[0]
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         return -grad_outputs[0],
 
 
 @register_op
-class RDivScalar(_Scalar):
+class DivFromConstant(_Scalar):
     """``value / x``."""
 
     __slots__ = ()
@@ -217,7 +222,8 @@ class RDivScalar(_Scalar):
     _template = "%s / _"
 
     def forward(self, inputs):
-        return self.value / inputs[0],
+        y = self.value / inputs[0]
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -225,7 +231,7 @@ class RDivScalar(_Scalar):
 
 
 @register_op
-class PowScalar(_Scalar):
+class PowVarConst(_Scalar):
     """``x ** exponent``."""
 
     __slots__ = ()
@@ -239,7 +245,8 @@ class PowScalar(_Scalar):
     exponent = property(lambda self: self.value)
 
     def forward(self, inputs):
-        return inputs[0] ** self.value,
+        y = inputs[0] ** self.value
+        return (y if type(y) is np.ndarray else np.asarray(y)),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -250,7 +257,7 @@ class PowScalar(_Scalar):
 
 
 @register_op
-class RPowScalar(_Scalar):
+class PowConstVar(_Scalar):
     """``base ** x``."""
 
     __slots__ = ()
@@ -273,7 +280,8 @@ class RPowScalar(_Scalar):
 
 
 def _fmt(value: float) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
+    """A constant as Chainer's labels show it: ``2``, ``2.0``, ``(-2.0)``."""
+    return f"({value})" if value < 0 else str(value)
 
 
 _SCALARS = (int, float, np.generic)
@@ -331,9 +339,9 @@ def _constants_like(a, b):
 def binary_add(a, b):
     """``a + b`` (either may be a Variable, an array or a scalar): Variable's ``+``."""
     if isinstance(b, _SCALARS):
-        return AddScalar(_py(b)).apply((a,))[0]
+        return AddConstant(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
-        return AddScalar(_py(a)).apply((b,))[0]
+        return AddConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = _constants_like(a, b)
     return Add().apply((a, b))[0]
@@ -341,9 +349,9 @@ def binary_add(a, b):
 
 def sub(a, b):
     if isinstance(b, _SCALARS):
-        return AddScalar(-_py(b)).apply((a,))[0]
+        return AddConstant(-_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
-        return RSubScalar(_py(a)).apply((b,))[0]
+        return SubFromConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = _constants_like(a, b)
     return Sub().apply((a, b))[0]
@@ -351,9 +359,9 @@ def sub(a, b):
 
 def mul(a, b):
     if isinstance(b, _SCALARS):
-        return Scale(_py(b)).apply((a,))[0]
+        return MulConstant(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
-        return Scale(_py(a)).apply((b,))[0]
+        return MulConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = _constants_like(a, b)
     return Mul().apply((a, b))[0]
@@ -361,9 +369,9 @@ def mul(a, b):
 
 def div(a, b):
     if isinstance(b, _SCALARS):
-        return Scale(1.0 / _py(b)).apply((a,))[0]
+        return MulConstant(1.0 / _py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
-        return RDivScalar(_py(a)).apply((b,))[0]
+        return DivFromConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = _constants_like(a, b)
     return Div().apply((a, b))[0]
@@ -371,12 +379,12 @@ def div(a, b):
 
 def pow(a, b):  # noqa: A001
     if isinstance(b, _SCALARS):
-        return PowScalar(_py(b)).apply((a,))[0]
+        return PowVarConst(_py(b)).apply((a,))[0]
     if isinstance(a, _SCALARS):
-        return RPowScalar(_py(a)).apply((b,))[0]
+        return PowConstVar(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = _constants_like(a, b)
-    return Pow().apply((a, b))[0]
+    return PowVarVar().apply((a, b))[0]
 
 
 def neg(x):

@@ -1,4 +1,5 @@
-"""Elementwise math: exp, log, sqrt, square, abs, maximum, minimum, clip, where."""
+"""Elementwise math: exp, log, sqrt, square, abs, maximum, minimum, clip, where (more in
+``ops.elementwise``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import broadcastable, is_float, same_dtype
 from graphcore.registry import register_op
+
+
+def as_array(y, dtype) -> np.ndarray:
+    """A ufunc's result as an ndarray (on a 0-d input numpy returns a scalar)."""
+    if type(y) is np.ndarray and y.dtype == dtype:
+        return y
+    return np.asarray(y, dtype=dtype)
 
 
 class _Unary(FunctionNode):
@@ -30,7 +38,7 @@ class Exp(_Unary):
         x, = inputs
         if x.dtype.kind != "f":
             is_float(self.label, x)
-        return np.exp(x),
+        return as_array(np.exp(x), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
@@ -49,7 +57,7 @@ class Log(_Unary):
         x, = inputs
         if x.dtype.kind != "f":
             is_float(self.label, x)
-        return np.log(x),
+        return as_array(np.log(x), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -69,7 +77,7 @@ class Sqrt(_Unary):
         x, = inputs
         if x.dtype.kind != "f":
             is_float(self.label, x)
-        return np.sqrt(x),
+        return as_array(np.sqrt(x), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
@@ -88,7 +96,7 @@ class Square(_Unary):
         x, = inputs
         if x.dtype.kind != "f":
             is_float(self.label, x)
-        return np.square(x),
+        return as_array(np.square(x), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         x, = self.get_retained_inputs()
@@ -101,13 +109,13 @@ class Absolute(_Unary):
 
     __slots__ = ()
     name = "abs"
-    label = "Absolute"
+    label = "|_|"
 
     def forward(self, inputs):
         x, = inputs
         if x.dtype.kind != "f":
-            is_float(self.label, x)
-        return np.abs(x),
+            is_float("Absolute", x)  # the label is Chainer's symbol
+        return as_array(np.abs(x), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         return g.scale_by(grad_outputs[0], np.sign(self.inputs[0]._array)),
@@ -124,7 +132,7 @@ class _Extremum(FunctionNode):
         a, b = inputs
         same_dtype(self.label, a, b)
         broadcastable(self.label, a, b)
-        return self._np(a, b),
+        return as_array(self._np(a, b), a.dtype),
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
@@ -165,17 +173,21 @@ class Minimum(_Extremum):
 
 @register_op
 class Clip(_Unary):
-    """Limit values to ``[x_min, x_max]``; no gradient where clipped."""
+    """Limit values to ``[x_min, x_max]`` (a bound of None: unbounded on that side); the
+    gradient is zero where a value was clipped and one at the bounds themselves."""
 
     __slots__ = ("x_min", "x_max")
     name = "clip"
     label = "Clip"
-    attributes = {"x_min": Attr((int, float), required=True, doc="lower bound"),
-                  "x_max": Attr((int, float), required=True, doc="upper bound")}
+    attributes = {"x_min": Attr((int, float, type(None)), None, doc="lower bound; null = none"),
+                  "x_max": Attr((int, float, type(None)), None, doc="upper bound; null = none")}
 
-    def __init__(self, x_min: float, x_max: float) -> None:
-        if x_min > x_max:
-            raise errors.ShapeError(f"Clip: x_min {x_min} is greater than x_max {x_max}")
+    def __init__(self, x_min: float | None = None, x_max: float | None = None) -> None:
+        if x_min is None and x_max is None:
+            raise errors.ArgumentValueError("Clip: set x_min, x_max or both")
+        if x_min is not None and x_max is not None and x_min >= x_max:
+            raise errors.ArgumentValueError(
+                f"Clip: x_min {x_min} must be less than x_max {x_max}")
         self.x_min = x_min
         self.x_max = x_max
 
@@ -183,11 +195,17 @@ class Clip(_Unary):
         x, = inputs
         if x.dtype.kind != "f":
             is_float(self.label, x)
-        return np.clip(x, self.x_min, self.x_max).astype(x.dtype, copy=False),
+        return as_array(np.clip(x, self.x_min, self.x_max), x.dtype),
 
     def backward(self, indexes, grad_outputs):
         x = self.inputs[0]._array
-        return g.mask(grad_outputs[0], (x >= self.x_min) & (x <= self.x_max)),
+        if self.x_min is None:
+            inside = x <= self.x_max
+        elif self.x_max is None:
+            inside = x >= self.x_min
+        else:
+            inside = (x >= self.x_min) & (x <= self.x_max)
+        return g.mask(grad_outputs[0], inside),
 
 
 @register_op
@@ -249,8 +267,13 @@ def minimum(a, b):
     return Minimum().apply((a, b))[0]
 
 
-def clip(x, x_min: float, x_max: float):
-    return Clip(x_min, x_max).apply((x,))[0]
+def clip(x, x_min: float | None, x_max: float | None):
+    return Clip(_number(x_min), _number(x_max)).apply((x,))[0]
+
+
+def _number(bound):
+    """A numpy scalar bound as the Python number it holds (an op attribute is plain data)."""
+    return bound.item() if isinstance(bound, np.generic) else bound
 
 
 def where(condition, x, y):

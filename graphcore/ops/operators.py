@@ -1,11 +1,13 @@
-"""``Variable``'s Python operators (``+ - * / ** @``, ``-x``, ``abs``, ``x[i]``, ``.T``,
+"""``Variable``'s Python operators (``+ - * / // ** @``, ``-x``, ``abs``, ``x[i]``, ``.T``,
 ``.reshape``, ``.transpose``), made of the ops' own functions (never the F facade, which is
-built on the ops). ``graphcore/__init__`` installs them once every op is registered."""
+built on the ops). ``graphcore/__init__`` installs them once every op is registered.
+``//`` is Chainer's: the floor of the quotient, a Variable without a graph."""
 
 from __future__ import annotations
 
 from graphcore.ops.arithmetic import binary_add, div, mul, neg, pow, sub
 from graphcore.ops.array import reshape, transpose
+from graphcore.ops.elementwise import floor
 from graphcore.ops.indexing import get_item
 from graphcore.ops.linalg import matmul
 from graphcore.ops.math import absolute
@@ -26,6 +28,8 @@ def install_operators() -> None:
     Variable.__rmul__ = swap(mul)
     Variable.__truediv__ = div
     Variable.__rtruediv__ = swap(div)
+    Variable.__floordiv__ = lambda self, other: floor(div(self, other))
+    Variable.__rfloordiv__ = lambda self, other: floor(div(other, self))
     Variable.__pow__ = pow
     Variable.__rpow__ = swap(pow)
     Variable.__matmul__ = matmul

@@ -9,6 +9,7 @@ from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import broadcast_to, reshape
 from graphcore.registry import register_op
+from graphcore.variable import Variable, constant
 
 AXIS_ATTRS = {
     "axis": Attr((int, tuple, list, type(None)), None, items=int,
@@ -160,7 +161,8 @@ def _to_2d(x: np.ndarray, axis) -> tuple[np.ndarray, tuple[int, ...], tuple[int,
     perm = kept + axes
     moved = x.transpose(perm)
     rows = int(np.prod([x.shape[i] for i in kept], dtype=np.int64))
-    return moved.reshape(rows, -1), perm, moved.shape
+    cols = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
+    return moved.reshape(rows, cols), perm, moved.shape
 
 
 def _from_2d(y2: np.ndarray, perm, moved_shape) -> np.ndarray:
@@ -180,6 +182,8 @@ def _apply_flat2(x, gy, axis, fn):
 
 def _prod_others_2d(x: np.ndarray) -> np.ndarray:
     """Row-wise product of all other columns, via exclusive prefix and suffix products."""
+    if x.shape[1] == 0:  # an empty reduction: nothing to take the product of
+        return x.copy()
     ones = np.ones((x.shape[0], 1), x.dtype)
     left = np.cumprod(np.concatenate([ones, x[:, :-1]], axis=1), axis=1)
     right = np.cumprod(np.concatenate([ones, x[:, :0:-1]], axis=1), axis=1)[:, ::-1]
@@ -245,8 +249,24 @@ class Min(_Extreme):
         return np.asarray(x.min(axis=_np_axis(self.axis), keepdims=self.keepdims)),
 
 
+def chainer_axis(label: str, axis) -> None:
+    """Chainer's reductions take an axis of None, an int or a tuple of ints; anything else (a
+    list too, which the ops themselves accept from specs) is a TypeError."""
+    if axis is None or type(axis) is int:
+        return
+    if isinstance(axis, int | np.integer) and not isinstance(axis, bool):
+        return
+    if isinstance(axis, tuple) and all(isinstance(a, int | np.integer) and not isinstance(a, bool)
+                                       for a in axis):
+        return
+    raise errors.ArgumentTypeError(f"{label}: attribute 'axis' must be None, an int or a tuple "
+                                   f"of ints, got {axis!r}")
+
+
 def sum(x, axis=None, keepdims: bool = False):  # noqa: A001
     """Sum over ``axis`` (None = all elements)."""
+    if axis is not None:
+        chainer_axis("Sum", axis)
     return Sum(axis, keepdims).apply((x,))[0]
 
 
@@ -284,6 +304,8 @@ def _weighted_mean(x, axis, weights, keepdims: bool):
 
 
 def prod(x, axis=None, keepdims: bool = False):
+    if axis is not None:
+        chainer_axis("Prod", axis)
     return Prod(axis, keepdims).apply((x,))[0]
 
 
@@ -295,8 +317,36 @@ def prod_others(x, axis=None):
 
 
 def max(x, axis=None, keepdims: bool = False):  # noqa: A001
+    if axis is not None:
+        chainer_axis("Max", axis)
     return Max(axis, keepdims).apply((x,))[0]
 
 
 def min(x, axis=None, keepdims: bool = False):  # noqa: A001
+    if axis is not None:
+        chainer_axis("Min", axis)
     return Min(axis, keepdims).apply((x,))[0]
+
+
+def _arg_extreme(label: str, x, axis, pick):
+    """Indices of the extreme elements along ``axis`` as int32 (Chainer's dtype); an index has
+    no gradient, so the result is a constant."""
+    if axis is not None and not (isinstance(axis, int | np.integer) and not isinstance(
+            axis, bool)):
+        raise errors.ArgumentTypeError(f"{label}: axis must be None or an int, got {axis!r}")
+    a = x._array if isinstance(x, Variable) else np.asarray(x)
+    if a.dtype.kind != "f":
+        raise errors.DTypeError(f"{label}: expected a floating-point input, got {a.dtype}")
+    if axis is not None:
+        normalize_axes(label, axis, a.ndim)
+    return constant(np.asarray(pick(a, axis=axis), dtype=np.int32))
+
+
+def argmax(x, axis=None):
+    """Index of the maximum along ``axis`` (None: of the flattened input), int32."""
+    return _arg_extreme("argmax", x, axis, np.argmax)
+
+
+def argmin(x, axis=None):
+    """Index of the minimum along ``axis`` (None: of the flattened input), int32."""
+    return _arg_extreme("argmin", x, axis, np.argmin)

@@ -39,6 +39,11 @@ NOT_EXPORTABLE: dict[str, str] = {
                                         "covariance, which ONNX has no operator for",
     "lstm_grad": f"{_GRADIENT} (lstm's backward)",
     "slstm_grad": f"{_GRADIENT} (slstm's backward)",
+    "cumprodsum": f"{_GRADIENT} (cumprod's backward)",
+    "cumprod": "ONNX has no cumulative product (CumSum only), and a log-sum-exp form would be "
+               "wrong for zero and negative inputs",
+    "arctan2": "ONNX has no two-argument arctangent; a composite of Atan, Div and Where would "
+               "need care at x2 = 0 that no exported model has needed yet",
     "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
                 "holds its value as a constant, so no exported model can contain it",
 }

@@ -10,7 +10,9 @@ from graphcore.onnx.mapping.base import cast, converts
 # --- elementwise --------------------------------------------------------------------------
 
 _UNARY = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid", "exp": "Exp", "log": "Log",
-          "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "copy": "Identity"}
+          "sqrt": "Sqrt", "abs": "Abs", "neg": "Neg", "copy": "Identity",
+          "sin": "Sin", "cos": "Cos", "tan": "Tan", "arcsin": "Asin", "arccos": "Acos",
+          "arctan": "Atan", "sinh": "Sinh", "cosh": "Cosh", "arctanh": "Atanh", "erf": "Erf"}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
            "maximum": "Max", "minimum": "Min"}
 
@@ -23,6 +25,48 @@ def _unary(e, node, ins):
 @converts(*_BINARY)
 def _binary(e, node, ins):
     return e.op(_BINARY[node.op], ins)
+
+
+@converts("expm1")
+def _expm1(e, node, ins):
+    return e.op("Sub", [e.op("Exp", ins), _scalar(e, node, 1)])
+
+
+@converts("log1p")
+def _log1p(e, node, ins):
+    return e.op("Log", [e.op("Add", [ins[0], _scalar(e, node, 1)])])
+
+
+@converts("log2", "log10")
+def _log_base(e, node, ins):
+    base = 2.0 if node.op == "log2" else 10.0
+    return e.op("Mul", [e.op("Log", ins), _scalar(e, node, 1 / np.log(base))])
+
+
+@converts("erfc")
+def _erfc(e, node, ins):
+    return e.op("Sub", [_scalar(e, node, 1), e.op("Erf", ins)])
+
+
+@converts("ndtr")
+def _ndtr(e, node, ins):  # (1 + erf(x / sqrt(2))) / 2
+    scaled = e.op("Mul", [ins[0], _scalar(e, node, np.sqrt(0.5))])
+    return e.op("Mul", [e.op("Add", [e.op("Erf", [scaled]), _scalar(e, node, 1)]),
+                        _scalar(e, node, 0.5)])
+
+
+@converts("fmod")
+def _fmod(e, node, ins):
+    return e.op("Mod", ins, fmod=1)
+
+
+@converts("cumsum")
+def _cumsum(e, node, ins):
+    axis = node.attrs.get("axis")
+    x = ins[0]
+    if axis is None:  # numpy's cumsum of the flattened input
+        x, axis = e.op("Reshape", [x, e.const(np.asarray([-1], np.int64))]), 0
+    return e.op("CumSum", [x, e.const(np.asarray(axis, np.int64))])
 
 
 @converts("multi_add")
@@ -85,8 +129,8 @@ def _softplus(e, node, ins):
 
 @converts("clip")
 def _clip(e, node, ins):
-    return e.op("Clip", [ins[0], _scalar(e, node, node.attrs["x_min"]),
-                         _scalar(e, node, node.attrs["x_max"])])
+    bounds = [node.attrs.get(key) for key in ("x_min", "x_max")]  # None: that side is open
+    return e.op("Clip", [ins[0], *("" if b is None else _scalar(e, node, b) for b in bounds)])
 
 
 @converts("dropout")
