@@ -148,6 +148,10 @@ from graphcore.ops.roi_pooling import (
 )
 from graphcore.ops.sampled_losses import black_out, negative_sampling
 from graphcore.ops.shift import shift
+from graphcore.ops.spatial_transformer import (
+    spatial_transformer_grid,
+    spatial_transformer_sampler,
+)
 from graphcore.ops.unpooling import (
     unpooling_1d,
     unpooling_2d,
@@ -182,7 +186,7 @@ __all__ = [
     "average_pooling_3d", "average_pooling_nd", "max_pooling_3d", "max_pooling_nd",
     "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd", "upsampling_2d",
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
-    "roi_pooling_2d",
+    "roi_pooling_2d", "spatial_transformer_grid", "spatial_transformer_sampler",
     "shift", "deformable_convolution_2d_sampler",
     # recurrent cells
     "slstm", "tree_lstm", "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
