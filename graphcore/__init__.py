@@ -10,14 +10,7 @@
 from graphcore import errors, functions, generic  # noqa: F401
 from graphcore import ops as _ops  # noqa: F401  (registers every built-in op)
 from graphcore.backprop import grad
-from graphcore.config import (
-    config,
-    force_backprop_mode,
-    get_dtype,
-    mixed16,
-    no_backprop_mode,
-    using_config,
-)
+from graphcore.config import config, force_backprop_mode, no_backprop_mode, using_config
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.operators import install_operators as _install_operators
 from graphcore.registry import all_ops, get_op, register_op
@@ -47,9 +40,8 @@ __all__ = [
     "Variable", "dataset", "datasets", "iterators", "report", "report_scope", "reporter",
     "training",
     "all_ops", "as_array", "as_variable", "compile", "computational_graph", "config", "errors",
-    "force_backprop_mode", "functions", "get_dtype", "get_op", "grad", "gradient_check",
-    "initializers", "links", "mixed16", "no_backprop_mode", "optimizers", "register_op",
-    "serializers", "static_graph",
+    "force_backprop_mode", "functions", "get_op", "grad", "gradient_check", "initializers",
+    "links", "no_backprop_mode", "optimizers", "register_op", "serializers", "static_graph",
     "dataset", "report", "reporter", "static_code",
     "using_config",
 ]

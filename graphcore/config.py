@@ -8,6 +8,8 @@ As in Chainer, users may add keys of their own (``config.my_flag = 1``,
 ``using_config('my_flag', 2)``); the keys Chainer code sets for its GPU back ends
 (``use_cudnn``, ``autotune``, ...) exist with Chainer's CPU defaults and change nothing here.
 ``config.double_backprop`` belongs to the engine: users read it, ``using_config`` refuses it.
+``config.dtype`` is a floating-point dtype or Chainer's ``mixed16`` (``get_dtype`` resolves
+it).
 """
 
 import contextlib
@@ -84,22 +86,10 @@ def using_config(name: str, value: object) -> Iterator[None]:
             setattr(config, name, old)
 
 
-def _float_dtype(value: object) -> np.dtype:
-    if value is mixed16:  # kept as itself: links read it as float16 values, float32 parameters
-        return value
-    try:
-        dtype = np.dtype(value) if value is not None else None
-    except (TypeError, ValueError):
-        dtype = None
-    if dtype is None or dtype.kind != "f":
-        raise ArgumentTypeError(f"using_config: dtype must be a floating-point dtype, got "
-                                f"{value!r}")
-    return dtype
-
-
 class _Mixed16:
-    """Chainer's dtype-like ``mixed16``: float16 values with float32 parameters (a link given
-    ``dtype=mixed16`` keeps its parameters and statistics in float32)."""
+    """Chainer's ``mixed16``: a ``dtype`` setting meaning float16 computation with float32
+    where precision needs it (normalization statistics and parameters); its ``dtype`` is
+    float16."""
 
     dtype = np.dtype(np.float16)
 
@@ -110,14 +100,39 @@ class _Mixed16:
 mixed16 = _Mixed16()
 
 
-def get_dtype(dtype=None, map_mixed16=None) -> np.dtype:
-    """``dtype`` (default ``config.dtype``) as a numpy dtype; ``mixed16`` becomes
-    ``map_mixed16`` when that is given, else float16 (Chainer's ``chainer.get_dtype``)."""
+def get_dtype(dtype: object = None, map_mixed16: object = None) -> np.dtype:
+    """Chainer's default dtype resolved: ``dtype`` (normalized by ``np.dtype``) when given,
+    else ``config.dtype``; when that is ``mixed16``, ``map_mixed16`` if given, else float16."""
     if dtype is None:
         dtype = config.dtype
     if dtype is mixed16 and map_mixed16 is not None:
         dtype = map_mixed16
     return np.dtype(dtype)
+
+
+def is_debug() -> bool:
+    """Whether debug mode (NaN/Inf checks of every op) is on."""
+    return bool(config.debug)
+
+
+def set_debug(debug: bool) -> None:
+    """Turn debug mode on or off (``config.debug = debug``)."""
+    if not isinstance(debug, bool | np.bool_):
+        raise ArgumentTypeError(f"set_debug: debug must be True or False, got {debug!r}")
+    config.debug = bool(debug)
+
+
+def _float_dtype(value: object) -> np.dtype | _Mixed16:
+    if value is mixed16:
+        return value
+    try:
+        dtype = np.dtype(value) if value is not None else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.kind != "f":
+        raise ArgumentTypeError(f"using_config: dtype must be a floating-point dtype, got "
+                                f"{value!r}")
+    return dtype
 
 
 def no_backprop_mode() -> contextlib.AbstractContextManager[None]:

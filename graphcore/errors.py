@@ -2,10 +2,12 @@
 
 Every error derives from ``GraphcoreError`` so a caller can catch the whole family at once, and
 from the matching builtin (``ValueError``, ``TypeError``, ...) so code written for Chainer or
-numpy that catches those keeps working.
+numpy that catches those keeps working. ``InvalidType`` (Chainer's input-check error, a plain
+``Exception`` there) is the base of ``ShapeError`` and ``DTypeError``.
 """
 
 import re
+import threading
 
 CLIP_WIDTH = 80  # the most characters of one name, value or source line a message echoes
 MAX_MESSAGE = 1000  # the most characters of one message (lists of names can be long)
@@ -32,11 +34,49 @@ class GraphcoreError(Exception):
     """Base class of every error graphcore raises on purpose."""
 
 
-class ShapeError(GraphcoreError, ValueError):
+# The function whose inputs are being checked, for ``InvalidType``'s message (Chainer's
+# "Invalid operation is performed in: <label> (Forward)"); set by
+# ``graphcore.utils.type_check.get_function_check_context``.
+function_check = threading.local()
+
+
+class InvalidType(GraphcoreError):
+    """Inputs an op does not take (their count, shapes or dtypes): Chainer's
+    ``chainer.utils.type_check.InvalidType``. ``expect`` is the condition, ``actual`` what
+    held instead; ``msg`` replaces the message built from them. ``ShapeError`` and
+    ``DTypeError`` are kinds of it, so code that catches Chainer's error catches graphcore's
+    input checks too."""
+
+    def __init__(self, expect: object, actual: object, msg: str | None = None) -> None:
+        if msg is None:
+            msg = f"Expect: {expect}\nActual: {actual}"
+            function = getattr(function_check, "current", None)
+            if function is not None:
+                msg = f"\nInvalid operation is performed in: {function.label} (Forward)\n\n{msg}"
+        super().__init__(msg)
+        self.expect = expect
+        self.actual = actual
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.expect, self.actual, self.args[0])
+
+
+class _InputError(InvalidType):
+    """An ``InvalidType`` that carries a message only."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+        self.expect = self.actual = None
+
+    def __reduce__(self) -> tuple:
+        return type(self), self.args
+
+
+class ShapeError(_InputError, ValueError):
     """An op got inputs whose shapes it cannot combine; the message names the op and shapes."""
 
 
-class DTypeError(GraphcoreError, TypeError):
+class DTypeError(_InputError, TypeError):
     """An op got inputs of the wrong or mismatched dtypes."""
 
 

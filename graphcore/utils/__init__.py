@@ -1,7 +1,8 @@
 """Chainer's ``chainer.utils`` for graphcore: small array and argument helpers that Chainer's
 functions, links and tests use (``force_array``, ``force_type``, ``size_of_shape``,
-``tempdir``, ``argument.parse_kwargs``, ...). Names Chainer keeps private here
-(``_format_array_props``, ``_raise_from``) are the ones its test helpers call."""
+``tempdir``, ``argument.parse_kwargs``, ...) and ``type_check`` (Chainer's checks of input
+types). Names Chainer keeps private here (``_format_array_props``, ``_raise_from``) are the
+ones its test helpers call."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from graphcore.utils import argument, conv, conv_nd
+from graphcore.utils import argument, conv, conv_nd, type_check
 
 __all__ = ["argument", "collections_abc", "conv", "conv_nd", "force_array", "force_type",
-           "size_of_shape", "tempdir"]
+           "size_of_shape", "tempdir", "type_check"]
 
 
 def force_array(x: Any, dtype: Any = None) -> np.ndarray:

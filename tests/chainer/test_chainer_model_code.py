@@ -228,8 +228,17 @@ def test_install_maps_chainers_modules_and_uninstall_restores(chainer_alias):
     from chainer.dataset import convert
     from chainer.functions.loss.vae import gaussian_kl_divergence
 
-    assert chainer.functions is F and chainer.links is L and chainer.Chain is graphcore.Chain
-    assert optimizers is graphcore.optimizers and serializers is graphcore.serializers
+    assert chainer.functions.relu is F.relu and chainer.links.Linear is L.Linear
+    assert chainer.Chain is graphcore.Chain and optimizers is graphcore.optimizers
+    assert serializers.save_npz is graphcore.serializers.save_npz
+    # Chainer's layout of modules, each name graphcore's object of that name
+    from chainer.functions.math import basic_math
+    from chainer.links.connection import linear
+    assert basic_math.Add is graphcore.ops.arithmetic.Add and linear.Linear is L.Linear
+    assert chainer.functions.noise.dropout.dropout is F.dropout
+    with pytest.raises(AttributeError, match=r"chainer\.functions\.math\.basic_math\.Foo is "
+                       "not covered"):
+        basic_math.Foo  # noqa: B018
     assert convert.concat_examples is dataset.concat_examples
     assert gaussian_kl_divergence is F.gaussian_kl_divergence
     assert isinstance(cuda.to_cpu(graphcore.Variable(np.ones(2))), np.ndarray)

@@ -10,9 +10,17 @@ What it does: it registers modules under Chainer's names in ``sys.modules``. ``c
 is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_code``, ``report``,
 ``using_config``, ...); each submodule maps to graphcore's module of the same role:
 
-    chainer.functions, .links, .optimizers, .optimizer_hooks, .initializers, .serializers,
-    .reporter, .dataset (and .dataset.convert), .configuration, .computational_graph,
-    .gradient_check -> the graphcore modules of those names;
+    chainer.functions, .links, .initializers, .serializers -> packages over the graphcore
+    modules of those names (every name of graphcore's module, looked up when asked) with
+    Chainer's modules laid out as Chainer files them (``chainer.functions.math.basic_math``,
+    ``chainer.links.connection.linear``, ``chainer.initializers.constant``,
+    ``chainer.serializers.npz``; ``layout.py`` lists Chainer 7.8.1's modules and their public
+    names): each name is graphcore's function, link, initializer or ``FunctionNode`` class of
+    that name (Chainer's class names: ``basic_math.Add``), found when asked, so what graphcore
+    gains later is found too; ``chainer.basic_math`` and ``chainer.array`` as in Chainer;
+    chainer.optimizers, .optimizer_hooks, .reporter, .dataset (and .dataset.convert),
+    .configuration, .computational_graph, .gradient_check, .link, .function_node -> the
+    graphcore modules of those roles;
     chainer.training (Trainer, StandardUpdater, Updater, Extension, make_extension, the
     PRIORITY_* constants, get_trigger, IntervalTrigger) and its submodules .extensions
     (Evaluator, LogReport, PrintReport, PlotReport, ProgressBar, snapshot, snapshot_object,
@@ -27,18 +35,24 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     split_dataset_random) -> graphcore.datasets;
     chainer.optimizer -> graphcore.optimizers (Chainer's old home of GradientClipping & co.);
     chainer.graph_optimizations.static_graph -> ``static_graph``;
-    chainer.functions.loss.softmax_cross_entropy / .vae -> modules holding those functions;
     chainer.backends.cuda and chainer.cuda -> CPU stand-ins: ``to_cpu`` returns a numpy array,
     ``get_array_module`` returns numpy, and ``to_gpu`` / ``get_device_from_id`` raise;
+    chainer.backends.intel64 -> iDeep not available (``is_ideep_available()`` False,
+    ``mdarray`` a type nothing is); chainer.backends._cpu -> ``CpuDevice``;
+    chainer.memory_layouts -> cuDNN's layout names (graphcore has channel-first only);
     chainer.backend (and ``chainer.get_device``, ``chainer.using_device``) -> graphcore.backend:
     ``'@numpy'`` is the one device, any other raises ``DeviceUnavailable`` naming it;
     ``chainerx`` -> present, ``is_available()`` False, anything else it is asked raises;
-    chainer.utils (and .argument) -> graphcore.utils; chainer.variable -> graphcore.variable;
+    chainer.utils (and .argument, .conv, .conv_nd, .type_check) -> graphcore.utils (Chainer's
+    ``type_check.InvalidType`` is the base of graphcore's ``ShapeError`` and ``DTypeError``);
+    chainer.variable -> graphcore.variable; ``chainer.is_debug``, ``set_debug``,
+    ``get_dtype``, ``mixed16`` -> graphcore.config's;
     chainer.types -> names for annotations; chainer.function -> the backprop modes (the
     old-style ``Function`` is not covered yet).
 
 Not covered, and never a silent stand-in: a module graphcore has no counterpart of fails at
-import with ModuleNotFoundError (``chainer.links.model.vision``);
+import with ModuleNotFoundError (``chainer.links.model.vision``, ``chainer.links.caffe``,
+Theano interop);
 a name graphcore lacks raises an ``AttributeError`` naming it (in the training
 modules, ``chainer.iterators``, ``chainer.datasets`` and ``chainer.dataset`` also what the
 module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
@@ -67,6 +81,7 @@ from graphcore import (
     config,
     dataset,
     distributions,
+    function_node,
     functions,
     gradient_check,
     initializers,
@@ -80,7 +95,18 @@ from graphcore import (
 )
 from graphcore import datasets as training_datasets
 from graphcore import iterators as training_iterators
-from graphcore.config import force_backprop_mode, no_backprop_mode, using_config
+from graphcore.chainer_compat import layout as chainer_layout
+from graphcore.config import (
+    force_backprop_mode,
+    get_dtype,
+    is_debug,
+    mixed16,
+    no_backprop_mode,
+    set_debug,
+    using_config,
+)
+from graphcore.function_node import FunctionNode
+from graphcore.links import link as link_module
 from graphcore.static.compile import static_graph
 from graphcore.training import extension as training_extension
 from graphcore.training import extensions as training_extensions
@@ -201,6 +227,48 @@ def _training_modules() -> dict[str, types.ModuleType]:
     return modules
 
 
+def _array_to_cpu(array: object) -> object:
+    """Chainer's ``_cpu._array_to_cpu``: ``array`` as a numpy array (``None`` stays)."""
+    if array is None or isinstance(array, np.ndarray):
+        return array
+    if isinstance(array, graphcore.Variable):
+        return array.array
+    return backend.CpuDevice().send_array(array)
+
+
+class _NoIdeepArray:
+    """``intel64.mdarray`` without iDeep: a type nothing is an instance of."""
+
+    def __new__(cls, *_args: object, **_kwargs: object) -> _NoIdeepArray:
+        raise backend.DeviceUnavailable("iDeep (@intel64) is not available: graphcore computes "
+                                        "with numpy on the CPU (use '@numpy')")
+
+
+def _no_ideep(*_args: object, **_kwargs: object) -> None:
+    _NoIdeepArray()
+
+
+def _intel64_module() -> types.ModuleType:
+    """``chainer.backends.intel64`` as Chainer has it without iDeep installed."""
+    return _module("chainer.backends.intel64", "iDeep, not available (graphcore runs on numpy).",
+                   ideep=None, mdarray=_NoIdeepArray, Intel64Device=backend.Intel64Device,
+                   is_ideep_available=lambda: False, check_ideep_available=_no_ideep,
+                   should_use_ideep=lambda level: False,
+                   inputs_all_ready=lambda inputs, supported_ndim=(2, 4): False)
+
+
+def _memory_layouts_module() -> types.ModuleType:
+    """``chainer.memory_layouts``: the names of cuDNN's layouts (graphcore's arrays are in
+    Chainer's default, channel-first, layout; asking for another fails where it is asked)."""
+    return _chainer_names("chainer.memory_layouts", "cuDNN memory layouts (names only).",
+                          {"CUDNN_CHANNEL_FIRST_X": None,
+                           "CUDNN_CHANNEL_LAST_X": "CUDNN_CHANNEL_LAST_X",
+                           "CUDNN_CHANNEL_FIRST_W": None,
+                           "CUDNN_CHANNEL_LAST_W": "CUDNN_CHANNEL_LAST_W"},
+                          {"get_raw_shape": "graphcore has no memory layouts",
+                           "get_semantic_shape": "graphcore has no memory layouts"})
+
+
 def _no_gpu(*_args: object, **_kwargs: object) -> None:
     raise backend.DeviceUnavailable("graphcore runs on the CPU with numpy; there is no GPU "
                                     "support")
@@ -268,7 +336,15 @@ def _chainer_module() -> types.ModuleType:
     chainer.__dict__.update(
         report=reporter.report, Reporter=reporter.Reporter, reporter=reporter,
         configuration=config_module(), cuda=cuda,
-        backends=_module("chainer.backends", "CPU only.", cuda=cuda),
+        backends=_module("chainer.backends", "numpy only: cuda and intel64 say they are not "
+                         "available.", cuda=cuda, intel64=_intel64_module(),
+                         _cpu=_module("chainer.backends._cpu", "The CPU device.",
+                                      CpuDevice=backend.CpuDevice, _to_cpu=_array_to_cpu,
+                                      _array_to_cpu=_array_to_cpu),
+                         __path__=[]),
+        memory_layouts=_memory_layouts_module(),
+        link=link_module, function_node=function_node,
+        is_debug=is_debug, set_debug=set_debug, get_dtype=get_dtype, mixed16=mixed16,
         optimizer=optimizers,
         backend=backend, get_device=backend.get_device, using_device=backend.using_device,
         get_array_types=lambda: (np.ndarray,), utils=utils, variable=variable,
@@ -292,14 +368,111 @@ def config_module() -> types.ModuleType:
                    using_config=using_config)
 
 
+# Chainer's packages laid out as Chainer files them (``chainer.functions.math.basic_math``,
+# ``chainer.links.connection.linear``, ``chainer.initializers.constant``, ...), each over the
+# graphcore module of the same role.
+_COUNTERPARTS: dict[str, types.ModuleType] = {
+    "chainer.functions": functions, "chainer.links": links,
+    "chainer.initializers": initializers, "chainer.serializers": serializers,
+}
+# Subtrees of Chainer graphcore has nothing of: pre-trained models that download their
+# weights, Caffe model import, Theano interop. Importing them fails (ModuleNotFoundError).
+_UNCOVERED = ("chainer.links.model.vision", "chainer.links.caffe", "chainer.links.theano",
+              "chainer.functions.theano")
+
+
+def _function_node_classes() -> dict[str, type]:
+    """graphcore's FunctionNode subclasses by class name (Chainer's names for its function
+    nodes: ``Add``, ``ReLU``, ``Convolution2DFunction``), the ones defined so far."""
+    found: dict[str, type] = {}
+    pending = [FunctionNode]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            pending.append(sub)
+            if sub.__module__.startswith("graphcore.") and not sub.__name__.startswith("_"):
+                found.setdefault(sub.__name__, sub)
+    return found
+
+
+_NOT_FOUND = object()
+
+
+def _counterpart(package: str, attr: str) -> object:
+    """graphcore's object for the name ``attr`` of a module of Chainer's ``package``."""
+    value = getattr(_COUNTERPARTS[package], attr, _NOT_FOUND)
+    if value is _NOT_FOUND and package == "chainer.functions":
+        value = _function_node_classes().get(attr, _NOT_FOUND)
+    return value
+
+
+def _layout_module(name: str, names: tuple[str, ...], package: str) -> types.ModuleType:
+    """Chainer's module ``name``: each of its ``names`` is graphcore's object of that name,
+    looked up when asked (so a function added to graphcore later is found); a name graphcore
+    lacks raises an ``AttributeError`` naming it."""
+    module = _module(name, f"Chainer's {name}: its names as graphcore has them.")
+    chainer_names = frozenset(names)
+
+    def __getattr__(attr: str) -> object:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        value = _counterpart(package, attr) if attr in chainer_names else _NOT_FOUND
+        if value is _NOT_FOUND:
+            why = "graphcore has no counterpart" + (
+                "" if attr in chainer_names else " (a name private to Chainer's module)")
+            raise AttributeError(f"{name}.{attr} is not covered by graphcore.chainer_compat: "
+                                 f"{why}")
+        return value
+
+    module.__getattr__ = __getattr__
+    module.__dir__ = lambda: sorted(set(module.__dict__) | chainer_names)
+    return module
+
+
+def _package_module(name: str) -> types.ModuleType:
+    """Chainer's package ``name`` (``chainer.functions``): the graphcore module of its role
+    (every name it has, looked up when asked), plus Chainer's subpackages and modules."""
+    counterpart = _COUNTERPARTS[name]
+    module = _module(name, f"{counterpart.__name__} under Chainer's name, with Chainer's "
+                           "submodules (graphcore.chainer_compat).", __path__=[])
+
+    def __getattr__(attr: str) -> object:
+        value = getattr(counterpart, attr, _NOT_FOUND)
+        if value is _NOT_FOUND:
+            raise AttributeError(f"module {counterpart.__name__!r} has no attribute {attr!r} "
+                                 f"({name}.{attr} is not covered by graphcore.chainer_compat)")
+        return value
+
+    module.__getattr__ = __getattr__
+    module.__dir__ = lambda: sorted(set(module.__dict__) | set(dir(counterpart)))
+    return module
+
+
+def _layout_modules() -> dict[str, types.ModuleType]:
+    """Every module of Chainer's ``chainer.functions``, ``.links``, ``.initializers`` and
+    ``.serializers``, each an attribute of its parent, as Chainer's packages are."""
+    modules = {name: _package_module(name) for name in _COUNTERPARTS}
+    for name, names in chainer_layout.MODULES.items():
+        if name.startswith(_UNCOVERED):
+            continue
+        package = next(p for p in _COUNTERPARTS if name.startswith(p + "."))
+        modules[name] = _layout_module(name, names, package)
+        if not names:  # a package: ``import chainer.functions.math.nonexistent`` fails
+            modules[name].__path__ = []
+    for name, module in modules.items():
+        parent, _, child = name.rpartition(".")
+        if parent in modules:
+            setattr(modules[parent], child, module)
+    return modules
+
+
 def _modules() -> dict[str, types.ModuleType]:
     chainer = _chainer_module()
-    loss = _module("chainer.functions.loss", "Loss functions by module, as Chainer files them.")
-    loss.softmax_cross_entropy = _module("chainer.functions.loss.softmax_cross_entropy", "",
-                                         softmax_cross_entropy=functions.softmax_cross_entropy)
-    loss.vae = _module("chainer.functions.loss.vae", "",
-                       gaussian_kl_divergence=functions.gaussian_kl_divergence,
-                       bernoulli_nll=functions.bernoulli_nll)
+    layout_modules = _layout_modules()
+    for package in _COUNTERPARTS:
+        setattr(chainer, package.rpartition(".")[2], layout_modules[package])
+    chainer.basic_math = layout_modules["chainer.functions.math.basic_math"]
+    chainer.array = layout_modules["chainer.functions.array"]
     gops = chainer.graph_optimizations
     data = _chainer_names("chainer.dataset", "Batch assembly.",
                           {"convert": dataset, "concat_examples": dataset.concat_examples,
@@ -324,22 +497,23 @@ def _modules() -> dict[str, types.ModuleType]:
     return {
         **training,
         "chainer": chainer,
-        "chainer.functions": functions, "chainer.links": links,
+        **layout_modules,
         "chainer.optimizers": optimizers, "chainer.optimizer": optimizers,
-        "chainer.optimizer_hooks": optimizer_hooks, "chainer.initializers": initializers,
-        "chainer.serializers": serializers, "chainer.reporter": reporter,
+        "chainer.optimizer_hooks": optimizer_hooks, "chainer.reporter": reporter,
         "chainer.dataset": data, "chainer.dataset.convert": dataset,
         "chainer.dataset.download": dataset.download,
         "chainer.distributions": chainer.distributions,
         "chainer.configuration": chainer.configuration,
         "chainer.computational_graph": computational_graph,
         "chainer.gradient_check": gradient_check,
-        "chainer.functions.loss": loss,
-        "chainer.functions.loss.softmax_cross_entropy": loss.softmax_cross_entropy,
-        "chainer.functions.loss.vae": loss.vae,
         "chainer.graph_optimizations": gops,
         "chainer.graph_optimizations.static_graph": gops.static_graph,
         "chainer.backends": chainer.backends, "chainer.backends.cuda": chainer.cuda,
+        "chainer.backends.intel64": chainer.backends.intel64,
+        "chainer.backends._cpu": chainer.backends._cpu,
+        "chainer.memory_layouts": chainer.memory_layouts, "chainer.link": link_module,
+        "chainer.function_node": function_node,
+        "chainer.utils.type_check": utils.type_check,
         "chainer.cuda": chainer.cuda,
         "chainer.backend": backend, "chainer.utils": utils,
         "chainer.utils.argument": utils.argument, "chainer.utils.conv": utils.conv,
