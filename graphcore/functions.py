@@ -123,6 +123,7 @@ from graphcore.ops.pooling import (
     max_pooling_2d,
     max_pooling_3d,
     max_pooling_nd,
+    spatial_pyramid_pooling_2d,
 )
 from graphcore.ops.probabilistic import (
     bernoulli_nll,
@@ -187,6 +188,7 @@ __all__ = [
     "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd", "upsampling_2d",
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d", "spatial_transformer_grid", "spatial_transformer_sampler",
+    "spatial_pyramid_pooling_2d",
     "shift", "deformable_convolution_2d_sampler",
     # recurrent cells
     "slstm", "tree_lstm", "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",

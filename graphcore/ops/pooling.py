@@ -17,7 +17,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.function_node import Attr, FunctionNode
-from graphcore.ops.array import Reshape
+from graphcore.ops.array import Reshape, concat, reshape
 from graphcore.ops.checks import is_float
 from graphcore.ops.indexing import GetItem, ScatterAdd
 from graphcore.ops.unpooling import UnpoolingND
@@ -391,3 +391,25 @@ def average_pooling_3d(x, ksize, stride=None, pad=0, pad_value=0):
     """``average_pooling_nd`` of an input with 3 spatial axes (Chainer's)."""
     _spatial_rank("average_pooling_3d", x, 3)
     return average_pooling_nd(x, ksize, stride, pad, pad_value)
+
+
+def spatial_pyramid_pooling_2d(x, pyramid_height, pooling=None):
+    """Chainer's ``F.spatial_pyramid_pooling_2d``: max pooling of ``x: (N, C, H, W)`` into
+    ``1, 2, 4, ... 2^(pyramid_height - 1)`` bins per axis, all flattened and concatenated to
+    ``(N, C * sum(4^l), 1, 1)``. ``pooling`` must be ``'max'`` (Chainer's only one)."""
+    if pooling != "max":
+        raise ValueError(f"spatial_pyramid_pooling_2d: unsupported pooling {pooling!r} "
+                         "(only 'max')")
+    if len(x.shape) != 4:
+        raise errors.ShapeError(f"spatial_pyramid_pooling_2d: expected x (N, C, H, W), got "
+                                f"{x.shape}")
+    height, width = x.shape[2:]
+    levels = []
+    for level in range(pyramid_height):
+        bins = 2 ** level
+        ksize = (math.ceil(height / bins), math.ceil(width / bins))
+        pad = ((ksize[0] * bins - height) // 2, (ksize[1] * bins - width) // 2)
+        y = max_pooling_2d(x, ksize, None, pad, cover_all=True)
+        n, c, h, w = y.shape
+        levels.append(reshape(y, (n, c * h * w, 1, 1)))
+    return concat(levels, axis=1)
