@@ -345,6 +345,7 @@ def _chainer_module() -> types.ModuleType:
         memory_layouts=_memory_layouts_module(),
         link=link_module, function_node=function_node,
         is_debug=is_debug, set_debug=set_debug, get_dtype=get_dtype, mixed16=mixed16,
+        disable_experimental_feature_warning=False,  # a flag only: graphcore warns of none
         optimizer=optimizers,
         backend=backend, get_device=backend.get_device, using_device=backend.using_device,
         get_array_types=lambda: (np.ndarray,), utils=utils, variable=variable,
