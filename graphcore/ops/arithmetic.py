@@ -328,7 +328,7 @@ def add(*xs):
 
 # A raw array beside a Variable is a constant of the Variable's dtype (Chainer's
 # ``_preprocess_rhs``); two Variables of different dtypes stay an error.
-def _constants_like(a, b):
+def constants_like(a, b):
     if type(a) is np.ndarray and isinstance(b, Variable) and a.dtype != b.dtype:
         return a.astype(b.dtype), b
     if type(b) is np.ndarray and isinstance(a, Variable) and b.dtype != a.dtype:
@@ -343,7 +343,7 @@ def binary_add(a, b):
     if isinstance(a, _SCALARS):
         return AddConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        a, b = _constants_like(a, b)
+        a, b = constants_like(a, b)
     return Add().apply((a, b))[0]
 
 
@@ -353,7 +353,7 @@ def sub(a, b):
     if isinstance(a, _SCALARS):
         return SubFromConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        a, b = _constants_like(a, b)
+        a, b = constants_like(a, b)
     return Sub().apply((a, b))[0]
 
 
@@ -363,7 +363,7 @@ def mul(a, b):
     if isinstance(a, _SCALARS):
         return MulConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        a, b = _constants_like(a, b)
+        a, b = constants_like(a, b)
     return Mul().apply((a, b))[0]
 
 
@@ -373,7 +373,7 @@ def div(a, b):
     if isinstance(a, _SCALARS):
         return DivFromConstant(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        a, b = _constants_like(a, b)
+        a, b = constants_like(a, b)
     return Div().apply((a, b))[0]
 
 
@@ -383,7 +383,7 @@ def pow(a, b):  # noqa: A001
     if isinstance(a, _SCALARS):
         return PowConstVar(_py(a)).apply((b,))[0]
     if type(a) is np.ndarray or type(b) is np.ndarray:
-        a, b = _constants_like(a, b)
+        a, b = constants_like(a, b)
     return PowVarVar().apply((a, b))[0]
 
 

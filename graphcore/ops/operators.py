@@ -1,11 +1,12 @@
 """``Variable``'s Python operators (``+ - * / // ** @``, ``-x``, ``abs``, ``x[i]``, ``.T``,
 ``.reshape``, ``.transpose``), made of the ops' own functions (never the F facade, which is
 built on the ops). ``graphcore/__init__`` installs them once every op is registered.
-``//`` is Chainer's: the floor of the quotient, a Variable without a graph."""
+``//`` is Chainer's: the floor of the quotient, a Variable without a graph. As for ``+``, a raw
+array beside a Variable in ``@`` is a constant of the Variable's dtype."""
 
 from __future__ import annotations
 
-from graphcore.ops.arithmetic import binary_add, div, mul, neg, pow, sub
+from graphcore.ops.arithmetic import binary_add, constants_like, div, mul, neg, pow, sub
 from graphcore.ops.array import reshape, transpose
 from graphcore.ops.elementwise import floor
 from graphcore.ops.indexing import get_item
@@ -32,8 +33,8 @@ def install_operators() -> None:
     Variable.__rfloordiv__ = lambda self, other: floor(div(other, self))
     Variable.__pow__ = pow
     Variable.__rpow__ = swap(pow)
-    Variable.__matmul__ = matmul
-    Variable.__rmatmul__ = swap(matmul)
+    Variable.__matmul__ = lambda self, other: matmul(*constants_like(self, other))
+    Variable.__rmatmul__ = lambda self, other: matmul(*constants_like(other, self))
     Variable.__neg__ = neg
     Variable.__pos__ = lambda self: self
     Variable.__abs__ = absolute
