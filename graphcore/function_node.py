@@ -184,6 +184,10 @@ class FunctionNode:
             if explained is e:
                 raise
             raise explained from e
+        for y in ys:
+            if type(y) is not np.ndarray:  # numpy computes a 0-d result as a scalar
+                ys = tuple([np.asarray(y) for y in ys])
+                break
         if config.debug:
             check_forward(self, arrays, ys)
         if needs_grad and config.enable_backprop:

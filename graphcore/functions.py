@@ -9,7 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore.ops.activation import leaky_relu, relu, sigmoid, softplus, tanh
+from graphcore import errors
+from graphcore.ops.activation import (
+    clipped_relu,
+    crelu,
+    elu,
+    hard_sigmoid,
+    leaky_relu,
+    maxout,
+    prelu,
+    relu,
+    relu6,
+    rrelu,
+    selu,
+    sigmoid,
+    softplus,
+    swish,
+    tanh,
+)
 from graphcore.ops.arithmetic import add, div, mul, neg, pow, sub
 from graphcore.ops.array import (
     broadcast_to,
@@ -100,7 +117,7 @@ from graphcore.ops.margin_losses import (
     triplet,
 )
 from graphcore.ops.math import absolute, clip, exp, log, maximum, minimum, sqrt, square, where
-from graphcore.ops.noise import dropout
+from graphcore.ops.noise import dropout, gumbel_softmax, simplified_dropconnect, zoneout
 from graphcore.ops.normalization import local_response_normalization
 from graphcore.ops.normalization_batch import (
     batch_normalization,
@@ -114,6 +131,7 @@ from graphcore.ops.normalization_decorrelated import (
 )
 from graphcore.ops.normalization_group import group_normalization
 from graphcore.ops.normalization_layer import layer_normalization
+from graphcore.ops.padding import pad, pad_sequence
 from graphcore.ops.pooling import (
     average_pooling_1d,
     average_pooling_2d,
@@ -148,6 +166,23 @@ from graphcore.ops.roi_pooling import (
     roi_pooling_2d,
 )
 from graphcore.ops.sampled_losses import black_out, negative_sampling
+from graphcore.ops.shaping import (
+    broadcast,
+    depth2space,
+    diagonal,
+    dstack,
+    flatten,
+    flip,
+    fliplr,
+    flipud,
+    hstack,
+    moveaxis,
+    rollaxis,
+    select_item,
+    separate,
+    space2depth,
+    vstack,
+)
 from graphcore.ops.shift import shift
 from graphcore.ops.spatial_transformer import (
     spatial_transformer_grid,
@@ -160,6 +195,7 @@ from graphcore.ops.unpooling import (
     unpooling_nd,
     upsampling_2d,
 )
+from graphcore.variable import Variable, as_variable
 
 __all__ = [
     "absolute", "add", "average", "batch_normalization", "batch_renormalization",
@@ -207,6 +243,11 @@ __all__ = [
     # composites under Chainer's names
     "absolute_error", "elu", "logsumexp", "normalize", "relu6", "repeat",
     "squared_error", "tensordot", "tile",
+    # activations, noise, padding and shaping under Chainer's names
+    "clipped_relu", "crelu", "hard_sigmoid", "maxout", "prelu", "rrelu", "selu", "swish",
+    "gumbel_softmax", "simplified_dropconnect", "zoneout", "pad", "pad_sequence",
+    "broadcast", "depth2space", "diagonal", "dstack", "flatten", "flip", "fliplr", "flipud",
+    "hstack", "moveaxis", "rollaxis", "select_item", "separate", "space2depth", "vstack",
 ]
 
 abs = absolute  # noqa: A001
@@ -216,17 +257,30 @@ def expand_dims(x, axis: int):
     """Insert an axis of length 1 at ``axis``."""
     axis_argument("expand_dims", x, axis, none=False)
     shape = list(x.shape)
+    if not -len(shape) - 1 <= axis <= len(shape):
+        raise errors.ShapeError(f"expand_dims: axis {axis} is out of range for an input of "
+                                f"shape {x.shape}")
     shape.insert(axis % (len(shape) + 1), 1)
     return reshape(x, tuple(shape))
 
 
 def squeeze(x, axis=None):
-    """Drop axes of length 1 (all of them, or those in ``axis``)."""
+    """Drop axes of length 1 (all of them, or those in ``axis``, each of which must have
+    length 1)."""
     axis_argument("squeeze", x, axis, none=True)
     shape = x.shape
-    axes = range(len(shape)) if axis is None else (
-        [axis] if isinstance(axis, int) else list(axis))
-    axes = {a % len(shape) for a in axes if shape[a % len(shape)] == 1}
+    if axis is None:
+        axes = {i for i, n in enumerate(shape) if n == 1}
+    else:
+        axes = set()
+        for a in ([axis] if isinstance(axis, int | np.integer) else list(axis)):
+            if not -len(shape) <= a < len(shape):
+                raise errors.ShapeError(f"squeeze: axis {a} is out of range for an input of "
+                                        f"shape {shape}")
+            if shape[a] != 1:
+                raise errors.ShapeError(f"squeeze: axis {a} of {shape} has length "
+                                        f"{shape[a]}, not 1")
+            axes.add(a % len(shape))
     return reshape(x, tuple(n for i, n in enumerate(shape) if i not in axes))
 
 
@@ -275,6 +329,10 @@ def normalize(x, eps: float = 1e-5, axis=1):
 def repeat(x, repeats, axis=None):
     """Each element repeated ``repeats`` times along ``axis`` (flattened first when ``axis``
     is None), as ``numpy.repeat``."""
+    _int_tuple("repeat", "repeats", repeats, bools=True)
+    if axis is not None and (isinstance(axis, bool) or not isinstance(axis, int | np.integer)):
+        raise errors.ArgumentTypeError(f"repeat: axis must be an int or None, got {axis!r}")
+    _variable_or_array("repeat", x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     axis %= x.ndim
@@ -285,7 +343,9 @@ def repeat(x, repeats, axis=None):
 
 def tile(x, reps):
     """``x`` repeated ``reps`` times along each axis, as ``numpy.tile``."""
-    reps = (reps,) if isinstance(reps, (int, np.integer)) else tuple(reps)
+    _int_tuple("tile", "reps", reps, bools=False)
+    _variable_or_array("tile", x)
+    reps = (reps,) if isinstance(reps, int | np.integer) else tuple(reps)
     if len(reps) > x.ndim:
         x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
     reps = (1,) * (x.ndim - len(reps)) + reps
@@ -293,7 +353,26 @@ def tile(x, reps):
         if r != 1:
             index = np.tile(np.arange(x.shape[axis]), r)
             x = get_item(x, (slice(None),) * axis + (index,))
-    return x
+    return as_variable(x)
+
+
+def _int_tuple(name: str, what: str, value, bools: bool) -> None:
+    """``value`` is a non-negative int or a tuple of them (Chainer's checks of ``repeats`` and
+    ``reps``; numpy takes bools as counts, so ``repeat`` does too)."""
+    items = value if isinstance(value, tuple) else (value,)
+    for v in items:
+        if not isinstance(v, int | np.integer) or (isinstance(v, bool) and not bools):
+            raise errors.ArgumentTypeError(f"{name}: {what} must be an int or a tuple of ints, "
+                                           f"got {value!r}")
+        if v < 0:
+            raise errors.ArgumentValueError(f"{name}: {what} must be zero or larger, got "
+                                            f"{value!r}")
+
+
+def _variable_or_array(name: str, x) -> None:
+    if not isinstance(x, Variable | np.ndarray):
+        raise errors.ArgumentTypeError(f"{name}: x must be a Variable or a numpy array, got "
+                                       f"{type(x).__name__}")
 
 
 def logsumexp(x, axis=None):
@@ -303,12 +382,6 @@ def logsumexp(x, axis=None):
     total = sum(exp(x - top), axis=axis, keepdims=True)
     out = log(total) + top
     return reshape(out, np.squeeze(top, axis=axis).shape if axis is not None else ())
-
-
-def elu(x, alpha: float = 1.0):
-    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
-    positive = np.asarray(getattr(x, "array", x)) > 0
-    return where(positive, x, alpha * (exp(minimum(x, 0.0)) - 1))
 
 
 def absolute_error(x0, x1):
@@ -324,8 +397,3 @@ def squared_error(x0, x1):
 def squared_difference(x1, x2):
     """``(x1 - x2) ** 2``, element-wise (Chainer's other name for ``squared_error``)."""
     return square(x1 - x2)
-
-
-def relu6(x):
-    """``min(max(x, 0), 6)``."""
-    return minimum(relu(x), 6.0)

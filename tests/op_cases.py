@@ -355,6 +355,24 @@ CASES: dict[str, list[OpCase]] = {
     ],
     # noise
     "dropout": [OpCase((normal(3, 4),), {"ratio": 0.5, "mask": _DROPOUT_MASK})],
+    "zoneout": [OpCase((normal(3, 4), normal(3, 4)), {"ratio": 0.5,
+                                                      "flag_x": _DROPOUT_MASK > 0})],
+    "simplified_dropconnect": [
+        OpCase((normal(3, 4), normal(2, 4), normal(2)),
+               {"ratio": 0.5, "mask": np.arange(24).reshape(3, 2, 4) % 3 > 0},
+               label="batchwise-bias"),
+        OpCase((normal(3, 2, 2), normal(2, 4)),
+               {"ratio": 0.25, "mask": np.arange(8).reshape(2, 4) % 3 > 0,
+                "use_batchwise_mask": False}, label="shared-mask-no-bias"),
+    ],
+    # padding
+    "pad": [OpCase((normal(2, 3),), {"pad_width": ((1, 2), (0, 1))}, label="per-axis"),
+            OpCase((normal(2, 3),), {"pad_width": 1, "constant_values": 2.5},
+                   label="value")],
+    "pad_sequence": [
+        OpCase((normal(3, 2), normal(1, 2), normal(2, 2)), label="longest"),
+        OpCase((normal(2), normal(3)), {"length": 5, "padding": -1.0}, label="length"),
+    ],
     # sequence models and transformers
     "swapaxes": [OpCase((normal(2, 3, 4),), {"axis1": 0, "axis2": 2}, label="0-2"),
                  OpCase((normal(2, 3, 4),), {"axis1": -1, "axis2": 1}, label="negative")],

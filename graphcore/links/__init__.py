@@ -74,3 +74,12 @@ from graphcore.links.tree_lstm import ChildSumTreeLSTM, NaryTreeLSTM  # noqa: E4
 __all__ += ["ChildSumTreeLSTM", "NaryTreeLSTM", "NStepBiGRU", "NStepBiLSTM", "NStepBiRNNReLU",
             "NStepBiRNNTanh", "NStepRNNReLU", "NStepRNNTanh", "Highway", "MGUBase", "StatefulMGU",
             "StatefulPeepholeLSTM", "StatelessMGU"]
+
+from graphcore.links.activation import (  # noqa: E402
+    Maxout,
+    PReLU,
+    SimplifiedDropconnect,
+    Swish,
+)
+
+__all__ += ["Maxout", "PReLU", "SimplifiedDropconnect", "Swish"]

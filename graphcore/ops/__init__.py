@@ -22,6 +22,7 @@ from graphcore.ops import (  # noqa: F401
     normalization,
     normalization_decorrelated,
     normalization_layer,
+    padding,
     pooling,
     reduction,
     shift,

@@ -9,9 +9,11 @@ import numpy as np
 
 from graphcore import errors
 from graphcore import generic as g
+from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import normalize_axis, numeric_dtype
 from graphcore.registry import register_op
+from graphcore.variable import as_variable
 
 SHAPE = Attr((tuple, list), required=True, items=int, doc="target shape")
 
@@ -140,12 +142,12 @@ class Cast(FunctionNode):
         self.dtype = np.dtype(dtype)
 
     def forward(self, inputs):
-        return inputs[0].astype(self.dtype),
+        return inputs[0].astype(self.dtype, copy=False),
 
     def backward(self, indexes, grad_outputs):
         gy = grad_outputs[0]
         if isinstance(gy, np.ndarray):
-            return gy.astype(self.inputs[0].dtype),
+            return gy.astype(self.inputs[0].dtype, copy=False),
         return cast(gy, self.inputs[0].dtype),
 
 
@@ -247,7 +249,10 @@ def _split(x, indices: tuple[int, ...], axis: int):
 
 
 def reshape(x, shape):
-    """Reshape ``x`` (a view of the same elements; one axis may be -1)."""
+    """Reshape ``x`` (a view of the same elements; one axis may be -1). ``x`` itself (as a
+    Variable) when it has ``shape`` already, as in Chainer."""
+    if x.shape == shape:
+        return as_variable(x)
     return Reshape(shape).apply((x,))[0]
 
 
@@ -256,6 +261,9 @@ def transpose(x, axes=None):
 
 
 def broadcast_to(x, shape):
+    """``x`` broadcast to ``shape``; ``x`` itself (as a Variable) when it has ``shape``."""
+    if x.shape == shape:
+        return as_variable(x)
     return BroadcastTo(shape).apply((x,))[0]
 
 
@@ -264,6 +272,10 @@ def sum_to(x, shape):
 
 
 def cast(x, dtype):
+    """``x`` converted to ``dtype``. Already of ``dtype`` with backprop off: ``x`` itself (as
+    a Variable), as in Chainer; with backprop on, a node whose output shares ``x``'s array."""
+    if x.dtype == dtype and not config.enable_backprop:
+        return as_variable(x)
     return Cast(dtype).apply((x,))[0]
 
 
@@ -285,7 +297,7 @@ def _sequence(name: str, xs) -> tuple:
 
 def split_axis(x, indices_or_sections, axis: int = 0, force_tuple: bool = True):
     if isinstance(indices_or_sections, np.ndarray) and indices_or_sections.ndim == 1 \
-            and indices_or_sections.dtype.kind in "iu":
+            and (indices_or_sections.dtype.kind in "iu" or indices_or_sections.size == 0):
         indices_or_sections = tuple(int(i) for i in indices_or_sections)  # as Chainer takes
     ys = SplitAxis(indices_or_sections, axis).apply((x,))
     return ys if force_tuple or len(ys) > 1 else ys[0]

@@ -1,5 +1,6 @@
 """Converters of the indexing and multi-output array ops: ``get_item`` (numpy indexing),
-``permutate``, ``split_axis``, ``where``, ``transpose_sequence``.
+``permutate``, ``split_axis``, ``where``, ``transpose_sequence``, and ``pad`` (ONNX ``Pad``
+in constant mode; one padding value for every border, ONNX's only form).
 
 ``permutate`` is a ``Gather`` along its axis by the indices, an input of the model; the
 inverse gathers by the inverse permutation, made in the graph (``ScatterElements`` of
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcore import errors
 from graphcore.onnx.mapping.base import converts
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -35,6 +37,20 @@ def _i64(e, values) -> str:
 @converts("where")
 def _where(e, node, ins):
     return e.op("Where", ins)
+
+
+@converts("pad")
+def _pad(e, node, ins):
+    value = np.asarray(node.attrs["constant_values"])
+    if value.size != 1 and np.unique(value).size != 1:
+        raise errors.ExportError(f"pad: ONNX's Pad takes one padding value; this pad has "
+                                 f"{value.tolist()}")
+    ndim = len(e.shape_of(node.inputs[0]))
+    widths = np.broadcast_to(np.asarray(node.attrs["pad_width"], np.int64), (ndim, 2))
+    dtype = np.dtype(e.by_id[node.inputs[0]].dtype)
+    fill = e.const(np.asarray(value.reshape(-1)[0], dtype))
+    return e.op("Pad", [ins[0], _i64(e, np.concatenate([widths[:, 0], widths[:, 1]])), fill],
+                mode="constant")
 
 
 @converts("permutate")

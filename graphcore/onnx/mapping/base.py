@@ -44,6 +44,12 @@ NOT_EXPORTABLE: dict[str, str] = {
                "wrong for zero and negative inputs",
     "arctan2": "ONNX has no two-argument arctangent; a composite of Atan, Div and Where would "
                "need care at x2 = 0 that no exported model has needed yet",
+    "pad_sequence": "its padded length and row lengths come from the number and lengths of its "
+                    "inputs, a list of sequences ONNX models do not take: not mapped",
+    "zoneout": "a training-time random mix of two states (outside training F.zoneout records "
+               "no node): not mapped",
+    "simplified_dropconnect": "a training-time linear layer with a random weight mask per "
+                              "sample (outside training, F.linear is the layer): not mapped",
     "accuracy": "an evaluation recorded as no graph node (it has no gradient): a traced model "
                 "holds its value as a constant, so no exported model can contain it",
 }
