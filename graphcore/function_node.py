@@ -11,6 +11,11 @@ Class attributes declare what the rest of the system reads (registry, validator,
 ``name`` (registry key), ``label`` (Chainer's node label), ``elementwise``, ``pure``,
 ``higher_order``, ``arity`` and ``attributes`` (``Attr`` declarations, checked when the op is
 constructed, see ``graphcore.attributes``).
+
+Chainer's other forms work too: ``forward_cpu`` instead of ``forward``, ``backward_accumulate``
+instead of ``backward``, ``check_type_forward`` (``graphcore.utils.type_check``; called by
+``apply`` only for ops that define one), and the old-style ``Function`` (forward and backward
+on tuples of arrays), run by a ``FunctionAdapter`` node.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from graphcore import errors
 from graphcore.attributes import Attr, checked_init
 from graphcore.config import config
 from graphcore.debug import check_forward, creation_stack
+from graphcore.utils import type_check
 from graphcore.variable import Variable, constant, new_output
 
 # The lists of the open ``recording()`` blocks, innermost last.
@@ -47,6 +53,27 @@ def recording() -> Iterator[list[FunctionNode]]:
             _recordings[-1].extend(created)
 
 
+def _no_type_check(in_types: tuple) -> None:
+    """Every input is taken."""
+
+
+class _TypeCheck:
+    """``FunctionNode.check_type_forward``, Chainer's input check: an op defines
+    ``check_type_forward(self, in_types)`` with ``type_check.expect(...)`` on ``in_types`` (a
+    ``TypeInfoTuple``) and raises ``type_check.InvalidType`` for inputs it does not take;
+    ``apply`` calls it when ``config.type_check`` is on. Without one, every input is taken.
+    A node given one of its own (``node.check_type_forward = check``) has that called."""
+
+    def __get__(self, node: FunctionNode | None, owner: type) -> Any:
+        if node is None:
+            return self
+        return node.__dict__.get("check_type_forward", _no_type_check)
+
+    def __set__(self, node: FunctionNode, check: Any) -> None:
+        node.__dict__["check_type_forward"] = check
+        node.__dict__["_checks_types"] = True
+
+
 class FunctionNode:
     """Base of every op. Subclass it, define ``forward`` and ``backward``, call ``apply``.
 
@@ -61,8 +88,11 @@ class FunctionNode:
     >>> y, = Square().apply((x,))
     """
 
+    # ``__dict__``: Chainer's ops keep what backward needs as attributes, and tests replace
+    # methods of one node (``node.forward_cpu = mock``); built-in ops declare slots and never
+    # fill it.
     __slots__ = ("inputs", "outputs", "rank", "_ys", "_saved", "_out_meta", "stack",
-                 "__weakref__")
+                 "__weakref__", "__dict__")
 
     name: ClassVar[str | None] = None
     elementwise: ClassVar[bool] = False  # output[i] depends on input[i] only (fusable)
@@ -83,10 +113,15 @@ class FunctionNode:
     # Backward returns buffers this node reuses on its next call (a compiled call's plan): a
     # caller that keeps a gradient beyond the walk copies it.
     lends_buffers: ClassVar[bool] = False
+    # Whether ``apply`` calls ``check_type_forward`` (an op that defines one, or a node given
+    # one): the ops that do not pay nothing for it.
+    _checks_types: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Validate declared attributes where they arrive: in the constructor, once per op.
         super().__init_subclass__(**kwargs)
+        if "check_type_forward" in cls.__dict__:
+            cls._checks_types = True
         if "__init__" not in cls.__dict__ and "attributes" not in cls.__dict__:
             return  # inherits a constructor already checked against the same declarations
         init = cls.__init__
@@ -102,11 +137,33 @@ class FunctionNode:
 
     # --- to be defined by each op -----------------------------------------------------------
     def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """The outputs' arrays. Chainer's default: ``forward_cpu`` (every array is numpy)."""
+        return self.forward_cpu(inputs)
+
+    def forward_cpu(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    def forward_gpu(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        raise NotImplementedError(f"{type(self).__name__} defines no forward_gpu")
+
+    check_type_forward = _TypeCheck()
 
     def backward(self, target_input_indexes: tuple[int, ...],
                  grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        if type(self).backward_accumulate is not FunctionNode.backward_accumulate:
+            # Chainer's other form: the engine sums what it returns with what arrived before.
+            return tuple(self.backward_accumulate(
+                target_input_indexes, grad_outputs, (None,) * len(target_input_indexes)))
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def backward_accumulate(self, target_input_indexes: tuple[int, ...],
+                            grad_outputs: tuple[Any, ...],
+                            grad_inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Chainer's form of backward that adds each input's gradient to ``grad_inputs`` (the
+        gradient already there, or ``None``); defining it instead of ``backward`` works."""
+        gxs = self.backward(target_input_indexes, grad_outputs)
+        return tuple(gx if g is None else g if gx is None else gx + g
+                     for gx, g in zip(gxs, grad_inputs, strict=True))
 
     def op_attrs(self) -> dict[str, Any]:
         """The declared attributes' values: ``type(self)(**node.op_attrs())`` rebuilds the op."""
@@ -175,6 +232,8 @@ class FunctionNode:
                 arrays.append(x._array)
             xs.append(x)
         arrays = tuple(arrays)
+        if self._checks_types and config.type_check:
+            self._check_data_type_forward(arrays)
         try:
             ys = self.forward(arrays)
         except (errors.GraphcoreError, Warning):  # a numpy warning made an error stays one
@@ -193,6 +252,19 @@ class FunctionNode:
         if needs_grad and config.enable_backprop:
             return self._record(tuple(xs), ys)
         return tuple([constant(y) for y in ys])
+
+    def _check_data_type_forward(self, arrays: tuple[np.ndarray, ...]) -> None:
+        """``check_type_forward`` on the inputs: fast, on the arrays themselves (light mode),
+        and again on expressions only when that fails, for a message naming the condition."""
+        try:
+            with type_check.light_mode:
+                self.check_type_forward(type_check.get_light_types(arrays))
+            return
+        except type_check.InvalidType:
+            pass
+        in_types = type_check.get_types(arrays, "in_types", False)
+        with type_check.get_function_check_context(self):
+            self.check_type_forward(in_types)
 
     def _record(self, xs: tuple[Variable, ...], ys: tuple[np.ndarray, ...]) -> tuple:
         if _recordings:
@@ -270,3 +342,144 @@ def unchain_graph(root: Variable) -> None:
             if x.creator is not None:
                 stack.append(x.creator)
         n.unchain()
+
+
+class FunctionAdapter(FunctionNode):
+    """The node of one call of an old-style ``Function``: forward and backward on tuples of
+    arrays, as the ``Function`` defines them. Its backward is not differentiable (as in
+    Chainer): the gradients it returns are constants to a double-backprop walk."""
+
+    higher_order = False
+
+    def __init__(self, function: Function) -> None:
+        self._function = function
+
+    @property
+    def function(self) -> Function:
+        return self._function
+
+    @property
+    def label(self) -> str:
+        return self._function.label
+
+    def check_type_forward(self, in_types: tuple) -> None:
+        self._function.check_type_forward(in_types)
+
+    def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        self.retain_inputs(range(len(inputs)))  # the function's forward may retain fewer
+        return self._function.forward(inputs)
+
+    def backward(self, target_input_indexes: tuple[int, ...],
+                 grad_outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        count = len(self.inputs)
+        in_data: list[np.ndarray | None] = [None] * count
+        for i in self._in_keep if self._in_keep is not None else range(count):
+            in_data[i] = self.inputs[i]._array
+        grads = tuple(g._array if isinstance(g, Variable) else g for g in grad_outputs)
+        gxs = self._function.backward(tuple(in_data), grads)
+        if not isinstance(gxs, tuple | list) or len(gxs) != count:
+            raise errors.GraphError(
+                f"{self.label}: backward must return a tuple of one gradient (or None) per "
+                f"input, {count} here, got {gxs!r:.80}")
+        picked = [gxs[i] for i in target_input_indexes]
+        if config.double_backprop:
+            return tuple(None if g is None else constant(g) for g in picked)
+        return tuple(picked)
+
+    @property
+    def output_data(self) -> tuple[np.ndarray | None, ...]:
+        """The outputs' arrays kept by ``retain_outputs`` (``None`` for the others)."""
+        ys = self._ys
+        if ys is None:
+            self.get_retained_outputs()  # raises the explanation
+        keep = self._out_keep or ()
+        return tuple(ys[i] if i in keep else None for i in range(len(self.outputs)))
+
+
+class Function:
+    """Chainer's old-style function: ``forward(inputs)`` and ``backward(inputs,
+    grad_outputs)`` on tuples of arrays (``forward_cpu``/``backward_cpu`` by default;
+    ``backward``'s inputs are ``None`` where ``retain_inputs`` left one out), an optional
+    ``check_type_forward``. Calling it runs a ``FunctionAdapter`` node and returns a Variable
+    (a tuple for several outputs).
+
+    >>> class Square(Function):
+    ...     def forward(self, inputs):
+    ...         return inputs[0] ** 2,
+    ...     def backward(self, inputs, grad_outputs):
+    ...         return 2 * inputs[0] * grad_outputs[0],
+    >>> y = Square()(x)
+    """
+
+    _node: FunctionAdapter | None = None
+
+    def __call__(self, *inputs: Variable | np.ndarray) -> Variable | tuple[Variable, ...]:
+        node = FunctionAdapter(self)
+        self._node = node
+        outputs = node.apply(inputs)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    @property
+    def node(self) -> FunctionAdapter:
+        """The node of the latest call (one not yet called gets a node of its own)."""
+        if self._node is None:
+            self._node = FunctionAdapter(self)
+        return self._node
+
+    @property
+    def inputs(self) -> tuple[Variable, ...]:
+        return self.node.inputs
+
+    @property
+    def outputs(self) -> tuple:
+        return self.node.outputs
+
+    @property
+    def label(self) -> str:
+        return type(self).__name__
+
+    @property
+    def output_data(self) -> tuple[np.ndarray | None, ...]:
+        return self.node.output_data
+
+    @property
+    def rank(self) -> int:
+        return self.node.rank
+
+    @property
+    def stack(self) -> Any:
+        return self.node.stack
+
+    def check_type_forward(self, in_types: tuple) -> None:
+        """Every input is taken unless a subclass says otherwise (see ``type_check``)."""
+
+    def forward(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        return self.forward_cpu(inputs)
+
+    def forward_cpu(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        raise NotImplementedError(f"{self.label} defines no forward")
+
+    def forward_gpu(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        raise NotImplementedError(f"{self.label} defines no forward_gpu")
+
+    def backward(self, inputs: tuple, grad_outputs: tuple) -> tuple:
+        return self.backward_cpu(inputs, grad_outputs)
+
+    def backward_cpu(self, inputs: tuple, grad_outputs: tuple) -> tuple:
+        """No gradient for any input, unless a subclass defines one."""
+        return tuple(None for _ in inputs)
+
+    def backward_gpu(self, inputs: tuple, grad_outputs: tuple) -> tuple:
+        return tuple(None for _ in inputs)
+
+    def unchain(self) -> None:
+        self.node.unchain()
+
+    def retain_inputs(self, indexes: Sequence[int]) -> None:
+        """Keep only these inputs for ``backward`` (the others reach it as ``None``)."""
+        self.node.retain_inputs(indexes)
+
+    def retain_outputs(self, indexes: Sequence[int], retain_after_backward: bool = False,
+                       ) -> None:
+        """Keep these outputs for ``backward`` (``output_data``)."""
+        self.node.retain_outputs(indexes)

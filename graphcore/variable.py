@@ -8,11 +8,12 @@ Arithmetic operators are installed by ``graphcore.ops.arithmetic`` (``x + y``, `
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphcore import errors, initializers
+from graphcore import backend, errors, initializers
 
 if TYPE_CHECKING:
     from graphcore.function_node import FunctionNode
@@ -78,10 +79,74 @@ class Variable:
     def __len__(self) -> int:
         return len(self._array)
 
+    def item(self) -> Any:
+        """The one element of the array as a Python scalar."""
+        return self._array.item()
+
     @property
-    def xp(self):
-        """The array module of the data: numpy, graphcore's only one (Chainer's ``x.xp``)."""
+    def xp(self) -> Any:
+        """The array module of this Variable's device: numpy."""
         return np
+
+    @property
+    def device(self) -> Any:
+        """The device the array is on: the CPU (``'@numpy'``)."""
+        return backend.CpuDevice()
+
+    def to_device(self, device: Any) -> Variable:
+        """Move the array and gradient to ``device`` (a Chainer device specifier; only the
+        CPU exists, another raises ``DeviceUnavailable``). Returns this Variable."""
+        target = backend.get_device(device)
+        self._array = target.send(self._array)
+        if not isinstance(self._grad, Variable):
+            self._grad = target.send(self._grad)
+        return self
+
+    def to_cpu(self) -> Variable:
+        """The array is on the CPU already."""
+        return self.to_device("@numpy")
+
+    def to_gpu(self, device: Any = None) -> Variable:
+        """Raises ``DeviceUnavailable``: graphcore computes with numpy only."""
+        backend.GpuDevice.from_device_id(0 if device is None else device)
+        return self
+
+    def to_intel64(self) -> Variable:
+        """Raises ``DeviceUnavailable``: graphcore computes with numpy only."""
+        backend.get_device("@intel64")
+        return self
+
+    def zerograd(self) -> None:
+        """Set the gradient to zeros (Chainer deprecates it for ``cleargrad``)."""
+        warnings.warn("Variable.zerograd is deprecated; use Variable.cleargrad instead",
+                      DeprecationWarning, stacklevel=2)
+        if self._array is not None:
+            self._grad = np.zeros_like(self._array)
+
+    def copydata(self, var: Variable) -> None:
+        """Copy the array of ``var`` into this Variable's (an uninitialized Parameter takes
+        ``var``'s shape first)."""
+        src = var._array
+        if src is None:
+            if self._array is None:
+                return
+            var.initialize(self._array.shape)
+            src = var._array
+        if self._array is None:
+            self.initialize(src.shape)
+        np.copyto(self._array, src)
+
+    def addgrad(self, var: Variable) -> None:
+        """Add the gradient of ``var`` to this Variable's (an uninitialized Parameter takes
+        ``var``'s shape first; ``var`` without a gradient adds nothing; this Variable without
+        one shares ``var``'s, as in Chainer)."""
+        src = var.grad_var
+        if src is None:
+            return
+        if self._array is None:
+            self.initialize(src.shape)
+        dst = self.grad_var
+        self.grad_var = src if dst is None else src + dst
 
     # --- gradient ---------------------------------------------------------------------------
     @property

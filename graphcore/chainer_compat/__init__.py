@@ -47,8 +47,9 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     ``type_check.InvalidType`` is the base of graphcore's ``ShapeError`` and ``DTypeError``);
     chainer.variable -> graphcore.variable; ``chainer.is_debug``, ``set_debug``,
     ``get_dtype``, ``mixed16`` -> graphcore.config's;
-    chainer.types -> names for annotations; chainer.function -> the backprop modes (the
-    old-style ``Function`` is not covered yet).
+    chainer.types -> names for annotations; chainer.function -> the backprop modes and the
+    old-style ``Function`` (forward and backward on tuples of arrays, run by a
+    ``FunctionAdapter`` node; graphcore.function_node).
 
 Not covered, and never a silent stand-in: a module graphcore has no counterpart of fails at
 import with ModuleNotFoundError (``chainer.links.model.vision``, ``chainer.links.caffe``,
@@ -61,8 +62,9 @@ module has, and why for some: ``chainer.iterators.MultiprocessIterator``,
 ``get_ptb_words``) read Chainer's dataset cache (``$CHAINER_DATASET_ROOT``, else
 ``~/.chainer/dataset``) as Chainer does and download nothing: a file missing there is a
 ``DatasetNotCached`` naming it; ``get_svhn`` raises ``NotImplementedError``. There are no
-GPUs, and ``Link.to_device`` is not covered yet, so a Chainer example runs in the CPU form of
-Chainer 5 and 6's scripts (``--gpu -1``).
+GPUs: ``Link.to_device`` and ``Variable.to_device`` take the CPU's specifiers (``'@numpy'``,
+``-1``) and raise ``DeviceUnavailable`` for any other, so a Chainer example runs with
+``--device @numpy`` (or Chainer 5 and 6's ``--gpu -1``).
 
 How much of Chainer this covers is measured on Chainer's own tests: ``pytest chainer_suite``.
 """
@@ -350,11 +352,12 @@ def _chainer_module() -> types.ModuleType:
         backend=backend, get_device=backend.get_device, using_device=backend.using_device,
         get_array_types=lambda: (np.ndarray,), utils=utils, variable=variable,
         types=_types_module(),
+        Function=function_node.Function, FunctionAdapter=function_node.FunctionAdapter,
         function=_chainer_names(
             "chainer.function", "Chainer's old-style Function and the backprop modes.",
-            {"no_backprop_mode": no_backprop_mode, "force_backprop_mode": force_backprop_mode},
-            {"Function": "the old-style Function API is not covered yet (graphcore's ops are "
-                         "FunctionNodes)"}),
+            {"no_backprop_mode": no_backprop_mode, "force_backprop_mode": force_backprop_mode,
+             "Function": function_node.Function,
+             "FunctionAdapter": function_node.FunctionAdapter}),
         graph_optimizations=_module(
             "chainer.graph_optimizations", "static_graph only.",
             static_graph=_module("chainer.graph_optimizations.static_graph", "",

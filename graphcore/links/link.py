@@ -2,16 +2,20 @@
 
 Parameters and children are named by assignment inside ``with self.init_scope():``, as in
 Chainer, and those names (``/l1/W``) are used everywhere: optimizers, saved files, graph labels.
+Chainer's device API is here over ``graphcore.backend``: ``device``, ``xp``, ``to_device`` and
+``to_cpu`` for the CPU; ``to_gpu``, ``to_intel64`` and ``to_chx`` raise ``DeviceUnavailable``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy as copying
+import operator
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from graphcore import backend, initializers
 from graphcore.variable import Parameter
 
 # Bumped whenever any link gains, loses or replaces a parameter or child, so the flat
@@ -19,17 +23,74 @@ from graphcore.variable import Parameter
 _structure = [0]
 
 
+def _is_shape(value: object) -> bool:
+    """Whether ``value`` is a shape (None, an int >= 0 or a sequence of them), not a
+    ``(shape, dtype)`` pair."""
+    if value is None:
+        return True
+    if isinstance(value, list | tuple):
+        return all(_is_shape(v) for v in value)
+    try:
+        return operator.index(value) >= 0
+    except TypeError:
+        return False
+
+
 class Link:
     """A layer: a set of named parameters (``Parameter``) and, in subclasses, children."""
 
-    def __init__(self) -> None:
+    def __init__(self, **params: object) -> None:
         object.__setattr__(self, "_params", [])
         object.__setattr__(self, "_persistent", [])
         object.__setattr__(self, "_within_init_scope", False)
         object.__setattr__(self, "name", None)
+        # Chainer's form: ``Link(W=(3, 4))`` or ``Link(W=((3, 4), 'd'))``, NaN-filled
+        for name, value in params.items():
+            shape, dtype = (value, np.float32) if _is_shape(value) else value
+            self.add_param(name, shape, dtype=dtype)
 
     # Chainer's array module (numpy or cupy); graphcore computes with numpy only.
     xp = np
+
+    @property
+    def device(self) -> backend.Device:
+        """The device the parameters are on: the CPU."""
+        return backend.CpuDevice()
+
+    def to_device(self, device: object) -> Link:
+        """Move every parameter and persistent array to ``device`` (a Chainer specifier; only
+        the CPU exists, another raises ``DeviceUnavailable``). Returns this link."""
+        target = backend.get_device(device)
+        for link in self.links():
+            for name in link._params:
+                getattr(link, name).to_device(target)
+            for name in link._persistent:
+                value = getattr(link, name)
+                if isinstance(value, np.ndarray | np.generic):
+                    object.__setattr__(link, name, target.send(value))
+        return self
+
+    def to_cpu(self) -> Link:
+        return self.to_device("@numpy")
+
+    def to_gpu(self, device: object = None) -> Link:
+        """Raises ``DeviceUnavailable``: graphcore computes with numpy only."""
+        backend.GpuDevice.from_device_id(0 if device is None else device)
+        return self
+
+    def to_intel64(self) -> Link:
+        """Raises ``DeviceUnavailable``: graphcore computes with numpy only."""
+        backend.get_device("@intel64")
+        return self
+
+    def to_chx(self) -> Link:
+        """Raises ``DeviceUnavailable``: ChainerX is not available."""
+        backend.get_device("native:0")
+        return self
+
+    def from_chx(self) -> Link:
+        """Nothing is on ChainerX: the link stays as it is."""
+        return self
 
     @contextlib.contextmanager
     def init_scope(self) -> Iterator[None]:
@@ -58,7 +119,14 @@ class Link:
             self._persistent.remove(name)
         object.__delattr__(self, name)
 
-    def add_param(self, name: str, shape=None, dtype=None, initializer=None) -> None:
+    def add_param(self, name: str, shape=None, dtype=np.float32, initializer=None) -> None:
+        """Register a Parameter ``name`` of ``shape`` (uninitialized without one), filled by
+        ``initializer`` or, without one, with NaN of ``dtype`` (Chainer's default: a
+        parameter nobody initialized shows as NaN)."""
+        if name in self.__dict__:
+            raise AttributeError(f"cannot register a new parameter {name}: attribute exists")
+        if initializer is None:
+            initializer = initializers.NaN(dtype)
         with self.init_scope():
             setattr(self, name, Parameter(initializer, shape))
 
