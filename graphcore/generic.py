@@ -22,6 +22,13 @@ def _apply(op: str, inputs: tuple, **attrs: Any) -> Variable:
     return get_op(op)(**attrs).apply(inputs)[0]
 
 
+def cast(x: Any, dtype: Any) -> Any:
+    """``x`` as ``dtype`` (a gradient returned in its input's dtype)."""
+    if isinstance(x, Variable):
+        return _apply("cast", (x,), dtype=np.dtype(dtype).name)
+    return x.astype(dtype)
+
+
 def sum_to(x: Any, shape: tuple[int, ...]) -> Any:
     """Sum ``x`` down to ``shape``: the gradient of numpy broadcasting, done in one place."""
     if x.shape == shape:

@@ -1,8 +1,9 @@
-"""Bring the op table of docs/spec.md in line with the op registry: a row for every built-in
-op that is not a layer (new ones get their inputs and attributes from the op's declaration
-and "what it does" from the first sentence of its docstring), no row for an op that is gone.
-Rows that exist keep their hand-written text. ``tests/docs/test_spec_docs.py`` checks the
-table. Run from anywhere: python scripts/op_table.py"""
+"""Bring the op lists of the docs in line with the op registry: docs/spec.md's op table (a
+row for every built-in op that is not a layer: new ones get their inputs and attributes from
+the op's declaration and "what it does" from the first sentence of its docstring; no row for
+an op that is gone; rows that exist keep their hand-written text) and README.md's
+"Exportable ops:" line (the ONNX mapping's two tables). ``tests/docs/test_spec_docs.py`` and
+``tests/onnx/test_export_specs.py`` check them. Run from anywhere: python scripts/op_table.py"""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from graphcore.attributes import Attr  # noqa: E402
 from graphcore.spec import LAYERS  # noqa: E402
 
 PAGE = ROOT / "docs" / "spec.md"
+README = ROOT / "README.md"
 HEADER = "| op | inputs | attributes | what it does |"
 
 
@@ -96,5 +98,19 @@ def main() -> None:
           f"{len(removed)} removed ({', '.join(removed) or 'none'})")
 
 
+def readme() -> None:
+    from graphcore.onnx import CONVERTERS, NOT_EXPORTABLE  # the onnx extra
+
+    line = (f"Exportable ops: {', '.join(f'`{n}`' for n in sorted(CONVERTERS))}; not "
+            f"exportable, each with its reason in `graphcore/onnx/mapping/`: "
+            f"{', '.join(f'`{n}`' for n in sorted(NOT_EXPORTABLE))}.")
+    lines = README.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, text in enumerate(lines) if text.startswith("Exportable ops: "))
+    lines[at] = line
+    README.write_text("\n".join(lines), encoding="utf-8")
+    print(f"wrote {README}: the exportable-ops line")
+
+
 if __name__ == "__main__":
     main()
+    readme()

@@ -118,11 +118,7 @@ class LinearFunction(FunctionNode):
 
 def _in_dtype(gv, dtype):
     """A gradient in its input's dtype (inputs of mixed float dtypes)."""
-    if gv.dtype == dtype:
-        return gv
-    if isinstance(gv, np.ndarray):
-        return gv.astype(dtype)
-    return g._apply("cast", (gv,), dtype=np.dtype(dtype).name)
+    return gv if gv.dtype == dtype else g.cast(gv, dtype)
 
 
 def matmul(a, b, transa: bool = False, transb: bool = False):
