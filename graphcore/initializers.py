@@ -328,7 +328,7 @@ class DownsamplingConvFilter(_SamplingFilter):
         super().__init__(False, interpolation, dtype)
 
 
-def _get_initializer(initializer):
+def get_initializer(initializer):
     """An initializer from Chainer's spellings: None (LeCunNormal), a number or an array (a
     constant), or a callable."""
     if initializer is None:
@@ -341,7 +341,7 @@ def _get_initializer(initializer):
     return initializer
 
 
-def _check_is_initializer_like(initializer) -> None:
+def check_is_initializer_like(initializer) -> None:
     """Raise TypeError unless ``initializer`` is something a link's ``initialW=`` accepts."""
     if not (initializer is None or callable(initializer) or isinstance(initializer, np.ndarray)
             or (np.isscalar(initializer) and not isinstance(initializer, str | bytes))):
@@ -372,3 +372,8 @@ def generate_array(initializer, shape, xp=None, dtype=None, device=None) -> np.n
     if array.size:  # nothing to fill (a weight over 0 input features has no fan-in to scale by)
         initializer(array)
     return array
+
+
+# Chainer's (private) names of the two, which Chainer's own code and tests call
+_get_initializer = get_initializer
+_check_is_initializer_like = check_is_initializer_like

@@ -51,8 +51,8 @@ class NStepRNNBase(ChainList):
                              f"{n_layers}")
         dtype = np.dtype(config.dtype)  # a lazy first layer gets the dtype of the others
         direction = 2 if self.use_bi_direction else 1
-        w_init = None if initialW is None else initializers._get_initializer(initialW)
-        b_init = initializers._get_initializer(0.0 if initial_bias is None else initial_bias)
+        w_init = None if initialW is None else initializers.get_initializer(initialW)
+        b_init = initializers.get_initializer(0.0 if initial_bias is None else initial_bias)
         layers = []
         half = self.n_weights // 2
         for i in range(n_layers):

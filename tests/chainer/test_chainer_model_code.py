@@ -206,7 +206,9 @@ def test_vae_losses_match_their_formulas_and_gradients():
         (3, 4)))
     check_backward(lambda yy: F.bernoulli_nll(x, yy), y, None)
     with pytest.raises(ValueError, match="reduce"):
-        F.bernoulli_nll(x, y, reduce="mean")
+        F.bernoulli_nll(x, y, reduce="max")
+    np.testing.assert_allclose(F.bernoulli_nll(x, y, reduce="mean").array,
+                               F.bernoulli_nll(x, y).array / x.size, rtol=1e-6)
 
 
 # --- the chainer alias -------------------------------------------------------------------------

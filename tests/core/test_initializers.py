@@ -98,9 +98,11 @@ def test_upsampling_filter_is_the_bilinear_kernel():
 
 def test_initializer_like_values():
     for ok in (None, 0.5, np.zeros(3), I.Zero(), lambda a: None):
-        I._check_is_initializer_like(ok)
+        I.check_is_initializer_like(ok)
     for bad in ("zeros", object()):
         with pytest.raises(TypeError, match="wrong type"):
-            I._check_is_initializer_like(bad)
-    assert isinstance(I._get_initializer(None), I.LeCunNormal)
-    assert isinstance(I._get_initializer(2.0), I.Constant)
+            I.check_is_initializer_like(bad)
+    assert isinstance(I.get_initializer(None), I.LeCunNormal)
+    assert isinstance(I.get_initializer(2.0), I.Constant)
+    assert I._get_initializer is I.get_initializer  # Chainer's private names, which its code uses
+    assert I._check_is_initializer_like is I.check_is_initializer_like
