@@ -60,6 +60,7 @@ from graphcore.ops.crf import argmax_crf1d, crf1d
 from graphcore.ops.ctc import connectionist_temporal_classification
 from graphcore.ops.cumulative import cumprod, cumsum
 from graphcore.ops.deformable_convolution import deformable_convolution_2d_sampler
+from graphcore.ops.einsum import einsum
 from graphcore.ops.elementwise import (
     arccos,
     arcsin,
@@ -98,7 +99,17 @@ from graphcore.ops.evaluation import (
 from graphcore.ops.forget import forget
 from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
-from graphcore.ops.linalg import linear, matmul
+from graphcore.ops.inverse import batch_det, batch_inv, det, inv
+from graphcore.ops.linalg import (
+    batch_l2_norm_squared,
+    batch_matmul,
+    bias,
+    bilinear,
+    linear,
+    linear_interpolate,
+    matmul,
+    scale,
+)
 from graphcore.ops.local_convolution import local_convolution_2d
 from graphcore.ops.loss import (
     log_softmax,
@@ -184,6 +195,7 @@ from graphcore.ops.shaping import (
     vstack,
 )
 from graphcore.ops.shift import shift
+from graphcore.ops.sparse import sparse_matmul
 from graphcore.ops.spatial_transformer import (
     spatial_transformer_grid,
     spatial_transformer_sampler,
@@ -248,6 +260,10 @@ __all__ = [
     "gumbel_softmax", "simplified_dropconnect", "zoneout", "pad", "pad_sequence",
     "broadcast", "depth2space", "diagonal", "dstack", "flatten", "flip", "fliplr", "flipud",
     "hstack", "moveaxis", "rollaxis", "select_item", "separate", "space2depth", "vstack",
+    # linear algebra
+    "batch_det", "batch_inv", "batch_l2_norm_squared", "batch_matmul", "bias", "bilinear",
+    "det", "einsum", "inv",
+    "linear_interpolate", "scale", "sparse_matmul",
 ]
 
 abs = absolute  # noqa: A001

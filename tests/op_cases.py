@@ -37,6 +37,14 @@ class OpCase:
         return tuple(make(rng) for make in self.inputs)
 
 
+# A sparse 2x3 matrix's coordinates (a repeated one adds up), and a batch of two with the
+# second padded (-1) to the first's number of entries.
+_COO_ROW = np.array([0, 1, 1, 0], np.int32)
+_COO_COL = np.array([2, 0, 1, 2], np.int32)
+_COO_BATCH_ROW = np.array([[0, 0, 1, 1], [1, 0, -1, -1]], np.int32)
+_COO_BATCH_COL = np.array([[0, 2, 1, 2], [1, 0, -1, -1]], np.int32)
+
+
 # --- input recipes --------------------------------------------------------------------------
 
 def normal(*shape: int) -> Draw:
@@ -303,6 +311,44 @@ CASES: dict[str, list[OpCase]] = {
                OpCase((normal(3, 4), normal(5, 4)), label="no-bias"),
                OpCase((normal(2, 3, 4), normal(5, 4), normal(5)), label="3d-x"),
                OpCase((normal(4), normal(5, 4)), label="1d-x-no-bias")],
+    "einsum": [OpCase((normal(2, 3), normal(3, 4)), {"in_subs": "ij,jk", "out_sub": "ik"},
+                      label="matmul"),
+               OpCase((normal(3, 3),), {"in_subs": "ii", "out_sub": "i"}, label="diagonal"),
+               OpCase((normal(2, 3, 4), normal(3, 4, 2)),
+                      {"in_subs": "i@,@i", "out_sub": "@"}, label="ellipsis"),
+               OpCase((normal(3), normal(2, 3), normal(3)),
+                      {"in_subs": "i,ji,i", "out_sub": "j"}, label="three")],
+    "diag_einsum": [OpCase((normal(3),), {"in_subs": "i", "out_sub": "ii", "out_shape": (3, 3)},
+                           label="onto-diagonal"),
+                    OpCase((normal(3),), {"in_subs": "i", "out_sub": "ij", "out_shape": (3, 4)},
+                           label="new-axis"),
+                    OpCase((normal(2, 3), normal(3)),
+                           {"in_subs": "@i,i", "out_sub": "i", "out_shape": (3,)},
+                           label="ellipsis-summed")],
+    "inv": [OpCase((lambda rng: np.eye(3) + 0.3 * rng.standard_normal((3, 3)),), label="2d"),
+            OpCase((lambda rng: np.eye(2) + 0.3 * rng.standard_normal((4, 2, 2)),),
+                   label="batch")],
+    "det": [OpCase((lambda rng: np.eye(3) + 0.3 * rng.standard_normal((3, 3)),), label="2d"),
+            OpCase((lambda rng: np.eye(2) + 0.3 * rng.standard_normal((4, 2, 2)),),
+                   label="batch")],
+    "coo_matmul": [
+        OpCase((normal(4), normal(3, 2)), {"sp_row": _COO_ROW, "sp_col": _COO_COL,
+                                           "sp_shape": (2, 3)}, label="sparse-dense"),
+        OpCase((normal(4), normal(4, 2)), {"sp_row": _COO_ROW, "sp_col": _COO_COL,
+                                           "sp_shape": (2, 3), "transa": True,
+                                           "transb": True, "transc": True},
+               label="transposed"),
+        OpCase((normal(2, 4), normal(2, 3, 2)),
+               {"sp_row": _COO_BATCH_ROW, "sp_col": _COO_BATCH_COL, "sp_shape": (2, 3)},
+               label="batch-padded"),
+    ],
+    "coo_matmul_grad_sp": [
+        OpCase((normal(2, 5), normal(5, 3)), {"sp_row": _COO_ROW, "sp_col": _COO_COL,
+                                              "sp_shape": (2, 3)}, label="2d"),
+        OpCase((normal(2, 5, 2), normal(2, 3, 5)),
+               {"sp_row": _COO_BATCH_ROW, "sp_col": _COO_BATCH_COL, "sp_shape": (2, 3),
+                "transa": True, "transb": True}, label="batch-transposed"),
+    ],
     # embeddings
     "embed_id": [
         OpCase((fixed([[0, 2, 0], [4, 2, 1]]), normal(5, 3)), label="repeated-ids"),

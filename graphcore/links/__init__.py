@@ -2,6 +2,7 @@
 
 from graphcore.links.attention import MultiHeadAttention
 from graphcore.links.batch_norm import BatchNormalization, BatchRenormalization
+from graphcore.links.bilinear import Bias, Bilinear, Scale
 from graphcore.links.classifier import Classifier
 from graphcore.links.convolution import (
     Convolution1D,
@@ -83,3 +84,4 @@ from graphcore.links.activation import (  # noqa: E402
 )
 
 __all__ += ["Maxout", "PReLU", "SimplifiedDropconnect", "Swish"]
+__all__ += ["Bias", "Bilinear", "Scale"]

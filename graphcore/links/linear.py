@@ -8,7 +8,7 @@ from graphcore.attributes import Attr, check_arguments
 from graphcore.errors import ArgumentTypeError, ShapeError
 from graphcore.links.link import Link
 from graphcore.ops.array import reshape
-from graphcore.ops.linalg import LinearFunction
+from graphcore.ops.linalg import linear_last_axis
 from graphcore.variable import Parameter, Variable
 
 SIZE = Attr((int, type(None)), low=1)
@@ -61,6 +61,17 @@ class Linear(Link):
                 raise ShapeError(f"Linear: cannot infer the input size from a 0-d input; "
                                  f"expected (..., in), got {x.shape}")
             W.initialize((self.out_size, x.shape[-1]))
-        if self.b is None:
-            return LinearFunction().apply((x, W))[0]
-        return LinearFunction().apply((x, W, self.b))[0]
+        return linear_last_axis(x, x._array if isinstance(x, Variable) else np.asarray(x), W,
+                                self.b)
+
+    @classmethod
+    def from_params(cls, W, b=None, nobias: bool = False) -> Linear:
+        """A ``Linear`` whose parameters start as the arrays ``W`` (``(out, in)``) and ``b``
+        (``(out,)``, zeros when None unless ``nobias``)."""
+        W = W.array if isinstance(W, Variable) else W
+        b = b.array if isinstance(b, Variable) else b
+        out_size, in_size = W.shape
+        if b is not None and b.size != out_size:
+            raise ShapeError(f"Linear.from_params: b has {b.size} elements for W of shape "
+                             f"{W.shape}; expected {out_size}")
+        return cls(in_size, out_size, nobias, initialW=W, initial_bias=b)

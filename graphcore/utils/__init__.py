@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from graphcore.utils import argument, conv, conv_nd, type_check
+from graphcore.utils.sparse import CooMatrix, get_order, to_coo  # noqa: F401 (Chainer's names)
 
 __all__ = ["argument", "collections_abc", "conv", "conv_nd", "force_array", "force_type",
            "size_of_shape", "tempdir", "type_check"]

@@ -191,6 +191,18 @@ def test_non_scalar_backward_needs_an_explicit_grad():
     y.backward()
 
 
+def test_linear_of_mixed_dtypes_computes_in_their_result_type_as_chainer():
+    W = Variable(np.full((5, 4), 1 / 3, np.float32))
+    x = Variable(np.ones((3, 4)))
+    y = F.linear(x, W)  # Chainer: x's dtype out, gradients in each input's dtype
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y.array, 4 * np.float64(np.float32(1 / 3)))
+    F.sum(y).backward()
+    assert x.grad.dtype == np.float64 and W.grad.dtype == np.float32
+    with pytest.raises(errors.DTypeError, match="MatMul.*int64"):
+        F.matmul(np.ones((2, 2), np.int64), np.ones((2, 2), np.float32))
+
+
 def test_shape_errors_name_the_op_and_the_shapes():
     W = Variable(np.ones((5, 4), np.float32))
     with pytest.raises(errors.ShapeError, match=r"LinearFunction.*\(\.\.\., 4\).*\(3, 3\)"):

@@ -22,6 +22,11 @@ CONVERTERS: dict[str, Converter] = {}
 _GRADIENT = ("a gradient op (backward programs record it; a forward model names it only by "
              "hand): not mapped")
 NOT_EXPORTABLE: dict[str, str] = {
+    "inv": "a matrix inverse, which ONNX has no operator for",
+    "diag_einsum": f"{_GRADIENT} (einsum's backward; ONNX's Einsum cannot write a diagonal)",
+    "coo_matmul": "a sparse matrix given by coordinate attributes; ONNX has no sparse product "
+                  "(export the dense matrix's matmul instead)",
+    "coo_matmul_grad_sp": f"{_GRADIENT} (coo_matmul's backward)",
     "embed_id_grad": _GRADIENT,
     "convolution_2d_grad_w": _GRADIENT,
     "convolution_1d_grad_w": _GRADIENT,

@@ -232,6 +232,19 @@ def _swap_last(rank: int) -> list[int]:
     return [*range(rank - 2), rank - 1, rank - 2]
 
 
+@converts("einsum")
+def _einsum(e, node, ins):
+    in_subs, out_sub = node.attrs["in_subs"], node.attrs["out_sub"]
+    if "@" not in out_sub:  # forward refuses to sum a non-empty ellipsis: this one is empty
+        in_subs = in_subs.replace("@", "")
+    return e.op("Einsum", ins, equation=f"{in_subs}->{out_sub}".replace("@", "..."))
+
+
+@converts("det")
+def _det(e, node, ins):
+    return e.op("Det", ins)
+
+
 @converts("linear")
 def _linear(e, node, ins):
     x_shape = e.shape_of(node.inputs[0])
