@@ -101,7 +101,7 @@ class SimplifiedDropconnect(Link):
         if initialW is None:
             initialW = initializers.HeNormal(1.0 / np.sqrt(2))
         with self.init_scope():
-            self.W = Parameter(initializers._get_initializer(initialW))
+            self.W = Parameter(initializers.get_initializer(initialW))
             if in_size is not None:
                 self.W.initialize((out_size, in_size))
             if nobias:
@@ -109,7 +109,7 @@ class SimplifiedDropconnect(Link):
             else:
                 if initial_bias is None:
                     initial_bias = initializers.Constant(0)
-                self.b = Parameter(initializers._get_initializer(initial_bias), (out_size,))
+                self.b = Parameter(initializers.get_initializer(initial_bias), (out_size,))
 
     def forward(self, x, train=True, mask=None, use_batchwise_mask=True):
         if self.W.array is None:

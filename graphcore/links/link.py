@@ -136,6 +136,17 @@ class Link:
             self._persistent.append(name)
         object.__setattr__(self, name, value)
 
+    def register_persistent(self, name: str) -> None:
+        """Make the attribute ``name`` (already set) a persistent value (Chainer's)."""
+        if name not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.register_persistent: the link has no "
+                                 f"attribute {name!r} to register")
+        if name in self._params:
+            raise ValueError(f"{type(self).__name__}.register_persistent: {name!r} is a "
+                             f"parameter, not a persistent value")
+        if name not in self._persistent:
+            self._persistent.append(name)
+
     # --- traversal --------------------------------------------------------------------------
     def params(self, include_uninit: bool = True) -> Iterator[Parameter]:
         for _, p in self.namedparams(include_uninit):

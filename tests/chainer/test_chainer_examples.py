@@ -2,6 +2,7 @@
 7.8.1's ``examples/``, MIT), run as programs after ``chainer_compat.install()`` on synthetic
 data written where Chainer's dataset loaders look for their cached copies."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,39 @@ def write_synthetic_mnist(root: Path, n_train: int = 600, n_test: int = 200) -> 
         for label in range(10):
             x[y == label, label * 78:(label + 1) * 78] = 255
         np.savez_compressed(directory / f"{name}.npz", x=x, y=y)
+
+
+def test_train_mnist_runs_unchanged_and_learns(tmp_path):
+    write_synthetic_mnist(tmp_path / "datasets")
+    done = run_example(EXAMPLES / "mnist" / "train_mnist.py",
+                       ["--epoch", "3", "--unit", "50", "--batchsize", "50", "--out", "result"],
+                       tmp_path, tmp_path / "datasets")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Device: @numpy" in done.stdout
+    log = json.loads((tmp_path / "result" / "log").read_text())
+    assert [entry["epoch"] for entry in log] == [1, 2, 3]
+    assert log[-1]["main/loss"] < log[0]["main/loss"]
+    assert log[-1]["validation/main/accuracy"] > 0.9
+    for name in ("loss.png", "accuracy.png", "cg.dot", "snapshot_iter_36"):
+        assert (tmp_path / "result" / name).is_file(), name
+    # --resume continues from the snapshot: one more epoch, the log keeps the first three
+    again = run_example(EXAMPLES / "mnist" / "train_mnist.py",
+                        ["--epoch", "4", "--unit", "50", "--batchsize", "50", "--out", "result",
+                         "--resume", "result/snapshot_iter_36"],
+                        tmp_path, tmp_path / "datasets")
+    assert again.returncode == 0, again.stderr[-3000:]
+    log = json.loads((tmp_path / "result" / "log").read_text())
+    assert [entry["epoch"] for entry in log] == [1, 2, 3, 4]
+
+
+def test_train_mnist_without_the_cached_dataset_says_it_cannot_download(tmp_path):
+    done = run_example(EXAMPLES / "mnist" / "train_mnist.py", ["--epoch", "1"], tmp_path,
+                       tmp_path / "empty")
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert "DatasetNotCached" in last
+    assert f"{tmp_path}/empty/pfnet/chainer/mnist/train.npz: not in the dataset cache, and " \
+        "graphcore does not download" in last
 
 
 @pytest.mark.parametrize("ndim", [1, 2, 3])
