@@ -97,6 +97,7 @@ from graphcore.ops.evaluation import (
     recall,
 )
 from graphcore.ops.forget import forget
+from graphcore.ops.identity import identity
 from graphcore.ops.im2col import im2col
 from graphcore.ops.indexing import get_item, permutate, scatter_add
 from graphcore.ops.inverse import batch_det, batch_inv, det, inv
@@ -213,7 +214,7 @@ __all__ = [
     "absolute", "add", "average", "batch_normalization", "batch_renormalization",
     "broadcast_to", "cast", "clip",
     "concat", "div",
-    "dropout", "embed_id", "exp", "forget", "expand_dims", "fixed_batch_normalization",
+    "dropout", "embed_id", "exp", "forget", "identity", "expand_dims", "fixed_batch_normalization",
     "fixed_batch_renormalization", "get_item",
     "leaky_relu", "linear", "log", "log_softmax", "lstm", "matmul", "max", "maximum", "mean",
     "mean_squared_error", "min", "minimum", "mul", "neg", "permutate", "pow", "prod", "relu",

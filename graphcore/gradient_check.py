@@ -30,7 +30,7 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.backprop import grad
-from graphcore.variable import Variable, as_array, constant
+from graphcore.variable import Parameter, Variable, as_array, constant
 
 
 class NondifferentiableError(errors.GradientCheckError):
@@ -383,6 +383,23 @@ def _failure_message(func: Callable[..., Any], numeric: float, backward: float, 
 
 
 # --- check_double_backward ------------------------------------------------------------------
+
+def _check_backward_with_params(func: Callable[..., Any], x_data: Any, y_grad: Any,
+                                params: Any = (), eps: float = 1e-3, atol: float = 1e-5,
+                                rtol: float = 1e-4, no_grads: Sequence[bool] | None = None,
+                                dtype: Any = None, detect_nondifferentiable: bool = False
+                                ) -> None:
+    """Chainer's form of ``check_backward`` for links (its ``LinkTestCase`` calls it):
+    ``params`` are arrays, and ``func(inputs, parameters)`` takes the input Variables and
+    Parameters over those arrays. The arrays are perturbed in place for the numeric pass and
+    restored, as ``check_backward``'s params are."""
+    parameters = tuple(Parameter(np.asarray(p)) for p in _as_tuple(params))
+    if not all(isinstance(p, np.ndarray) for p in _as_tuple(params)):
+        raise errors.ArgumentTypeError("_check_backward_with_params: params must be arrays")
+    check_backward(lambda *xs: func(xs, parameters), x_data, y_grad, params=parameters,
+                   eps=eps, atol=atol, rtol=rtol, no_grads=no_grads, dtype=dtype,
+                   detect_nondifferentiable=detect_nondifferentiable)
+
 
 def check_double_backward(func: Callable[..., Any], x_data: Any, y_grad: Any,
                           x_grad_grad: Any, params: Any = (), params_grad_grad: Any = (),

@@ -100,8 +100,8 @@ class Optimizer:
     def setup(self, link: Link) -> Optimizer:
         """Make ``link`` the target and give each of its parameters a fresh update rule."""
         if not isinstance(link, Link):
-            raise ArgumentTypeError(f"{type(self).__name__}.setup: expected a Link (the model), "
-                                    f"got {type(link).__name__}")
+            raise ArgumentTypeError(f"{type(self).__name__}.setup: optimization target must be a "
+                                    f"link (a Link: the model), got {type(link).__name__}")
         self.target = link
         self.t = 0
         self.epoch = 0

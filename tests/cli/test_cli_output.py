@@ -15,7 +15,7 @@ SPECS = ROOT / "specs"
 def test_ops_table_keeps_bracketed_text_of_the_docs():
     result = invoke("ops")
     assert result.exit_code == 0
-    assert "Limit values to [x_min, x_max]; no gradient where clipped." in result.stdout
+    assert "Limit values to [x_min, x_max] (a bound of None" in result.stdout
     assert "x[index] with basic and advanced numpy indexing." in result.stdout
 
 

@@ -4,6 +4,7 @@ are not going to a terminal. Real subprocesses only: none of this exists inside 
 A behaviour tried for several commands or output kinds runs for the first of them in the quick
 run (``quick_first``), for all of them in the full one."""
 
+import fcntl
 import json
 import os
 import select
@@ -159,10 +160,16 @@ def test_head_leaving_output_unread_is_141(workdir):
 
 
 def test_a_reader_that_reads_only_after_the_process_ended_gets_everything(workdir):
+    # a pipe that holds the whole document (ops --json is some 90 kB, over Linux's default
+    # 64 kB, and a writer to a full pipe waits whatever it does)
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
     with subprocess.Popen([GRAPHTOOL, "ops", "--json"], cwd=workdir, env=env(), text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+                          stdout=write_end, stderr=subprocess.PIPE) as child:
+        os.close(write_end)
         assert child.wait(timeout=120) == 0  # no deadlock: graphtool does not wait for it
-        assert json.loads(child.stdout.read())["ops"]
+        with os.fdopen(read_end) as out:
+            assert json.loads(out.read())["ops"]
 
 
 def test_sigterm_while_the_output_waits_for_its_reader_is_143_and_one_line(workdir):

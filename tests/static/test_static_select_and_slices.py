@@ -95,7 +95,8 @@ def test_basic_slices_are_views_and_follow_new_inputs():
         # a strided 2-D view, a 3-D strided view into a linear (flattened at each replay for
         # its weight gradient), a view with a new axis, and an advanced index (a copy)
         total = F.sum(F.linear(F.get_item(xs, (slice(None), 1)), W))
-        total = total + F.sum(F.linear(F.get_item(xs, (slice(None), slice(None, None, -1))), W))
+        total = total + F.sum(F.linear(F.get_item(xs, (slice(None), slice(None, None, -1))), W,
+                                       n_batch_axes=2))
         total = total + F.sum(F.get_item(xs, (Ellipsis, None, 0)) * 2.0)
         return total + F.sum(F.get_item(xs, (np.array([0, 0, 1]),)))
 
