@@ -261,7 +261,9 @@ def _title(spec: Spec, session: TrainingSession) -> str:
             f"{' ' + hyper if hyper else ''}  {length}  batch {s.batch_size}  "
             f"{session.data.rows} training rows"
             + (f"  {_rows(session.data.validation)} validation rows"
-               if session.data.validation is not None else ""))
+               if session.data.validation is not None else "")
+            + (f"  {_rows(session.data.test)} test rows"
+               if session.data.test is not None else ""))
 
 
 def _render(spec: Spec, session: TrainingSession, outcome: TrainOutcome,
@@ -283,7 +285,34 @@ def _render(spec: Spec, session: TrainingSession, outcome: TrainOutcome,
     if outcome.best is not None:
         b = outcome.best
         console.print(f"best {b['metric']} {b['value']:.4g} at epoch {b['epoch']}")
+    if outcome.test is not None:
+        console.print(f"test: {outcome.test['rows']} rows, {outcome.test['params']} "
+                      "parameters")
+        show_evaluation(console, outcome.test)
     console.file.flush()
+
+
+def show_evaluation(console: Any, figures: Mapping[str, Any]) -> None:
+    """An evaluation's figures (``Evaluation.to_dict()``): the loss and each metric, then each
+    class's precision, recall and F1 and the confusion matrix (rows the true classes) where
+    they were computed."""
+    t = output.table("metric", "value", console=console)
+    for name, value in figures.items():
+        if name not in ("rows", "params", "per_class", "confusion"):
+            t.add_row(name, f"{value:.6g}")
+    output.show(console, t)
+    per_class = figures.get("per_class")
+    if per_class:
+        output.show_columns(console, ["class", "precision", "recall", "f1", "support"],
+                            [[c["name"], f"{c['precision']:.4g}", f"{c['recall']:.4g}",
+                              f"{c['f1']:.4g}", str(c["support"])] for c in per_class])
+    confusion = figures.get("confusion")
+    if confusion:
+        names = confusion["classes"]
+        output.show_columns(console, ["true \\ predicted", *names],
+                            [[name, *map(str, row)]
+                             for name, row in zip(names, confusion["matrix"], strict=True)],
+                            title="confusion matrix (rows: true class, columns: predicted)")
 
 
 class _EpochRows:
@@ -387,6 +416,8 @@ def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome) -> di
         "metrics": list(s.metrics), "training_rows": session.data.rows,
         "validation_rows": None if session.data.validation is None
         else _rows(session.data.validation),
+        "test_rows": None if session.data.test is None else _rows(session.data.test),
+        "test": outcome.test,
         "log": log, "step": outcome.iteration, "epoch": outcome.epoch,
         "interrupted": outcome.interrupted, "stopped_early": outcome.stopped_early,
         "best": outcome.best, "resumed_from": session.resumed_from,

@@ -60,7 +60,7 @@ from graphcore.language.yaml_source import (
 FORMAT_VERSION = 1
 SPEC_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # it names the outputs/<name>/ folder: never `..`
 TOP_KEYS = ("graphtool", "name", "kind", "seed", "params", "inputs", "graph", "loss", "outputs",
-            "data", "validation", "train")
+            "data", "validation", "train", "test")
 # keys of steps, which a mis-indented line can leave at the top level
 STEP_KEYS = ("then", "else", "body", "max_iters", "on_limit", "as", "carry", "collect",
              "unroll", "op", "from", "to")
@@ -144,9 +144,11 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                 inputs[input_name] = fed
                 self.input_locs[input_name] = fed.loc
         validation = self.read_validation(root.get("validation"))
+        test = self.read_validation(root.get("test"), "test")
         train = self.read_train(root.get("train"))
-        if validation is not None and data is None:
-            self.error(validation.loc, "validation needs a `data:` section to split or match")
+        for key, part in (("validation", validation), ("test", test)):
+            if part is not None and data is None:
+                self.error(part.loc, f"{key} needs a `data:` section to split or match")
         # Every declared input is in scope, a bad one too (already reported): no cascade.
         scope = Scope(self.input_locs)
         if self.input_locs:
@@ -169,7 +171,7 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
         return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
                     graph=graph, loss=loss, outputs=outputs, file=self.file,
                     folder=self.folder, source=root.loc.source, loc=root.loc,
-                    max_elements=self.max_elements, data=data, validation=validation,
+                    max_elements=self.max_elements, data=data, validation=validation, test=test,
                     train=train)
 
     def stray_step_key_hint(self, key: str) -> str | None:

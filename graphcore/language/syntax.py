@@ -93,7 +93,8 @@ class DataSpec:
 
 @dataclass
 class ValidationSpec:
-    """``validation:``: a fraction of the data (a seeded split) or a file like ``data``'s."""
+    """``validation:`` or ``test:``: a fraction of the data (a seeded split) or a file like
+    ``data``'s."""
 
     loc: Loc
     fraction: float | None = None
@@ -221,6 +222,7 @@ class Spec:
     data: DataSpec | None = None
     validation: ValidationSpec | None = None
     train: TrainSpec | None = None
+    test: ValidationSpec | None = None  # held out: evaluated once, after training
 
 
 def walk_steps(steps: list[Step]):

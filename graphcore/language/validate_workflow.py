@@ -5,9 +5,10 @@ loader). The loop these describe lives in ``graphcore.commands.train.session``.
       file: data/points.csv            # .csv (with a header), .npz, .npy or .jsonl
       x: {columns: [f1, f2]}           # each other key is an input fed from the file
       t: {column: label, dtype: int32}
+    test: 0.1                          # held out first, evaluated once after training
     validation: 0.2                    # a seeded fraction, or {file: ..., seed: ...}
     train: {epochs: 20, batch_size: 32, optimizer: {name: adam, alpha: 0.01},
-            metrics: [accuracy], early_stopping: {metric: validation_loss, patience: 3}}
+            metrics: [accuracy, f1], early_stopping: {metric: validation_loss, patience: 3}}
 
 Every data-fed input has a named leading axis (``batch``): one spec runs on any number of rows.
 """
@@ -27,7 +28,9 @@ from graphcore.language.yaml_source import LMap
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
 COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
                "whole_batch")
-METRICS = ("accuracy", "mse", "mae")
+# graphcore.commands.train.metrics computes them
+SCALAR_METRICS = ("accuracy", "mse", "mae", "precision", "recall", "f1", "auc", "r2")
+METRICS = (*SCALAR_METRICS, "confusion")  # the confusion matrix: a table, not a scalar
 TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "lr", "metrics",
               "early_stopping", "checkpoint_every", "log_every")
 LEARNING_RATE_WORDS = ("learning_rate", "learningrate", "learning_rate_init", "rate")
@@ -50,7 +53,8 @@ def _learning_rate_hint(key: str) -> str | None:
 
 
 class WorkflowReader:
-    """``read_data``, ``read_validation``, ``read_train``; needs the loader's helpers."""
+    """``read_data``, ``read_validation`` (also ``test:``), ``read_train``; needs the loader's
+    helpers."""
 
     def read_data(self, node: Any) -> DataSpec | None:
         if node is None:
@@ -134,7 +138,9 @@ class WorkflowReader:
         self.data_inputs[name] = spec
         return column
 
-    def read_validation(self, node: Any) -> ValidationSpec | None:
+    def read_validation(self, node: Any, key: str = "validation") -> ValidationSpec | None:
+        """``validation:`` (or ``test:``, ``key``): a fraction, or a mapping with a fraction or
+        a file."""
         if node is None:
             return None
         value = self.value(node)
@@ -142,10 +148,10 @@ class WorkflowReader:
             spec = ValidationSpec(node.loc, fraction=float(value))
         elif isinstance(node, LMap):
             spec = ValidationSpec(node.loc)
-            for key in node:
-                if key not in ("fraction", "file", "seed"):
-                    self.error(node.key_loc(key), f"validation: unknown key '{key}'",
-                               did_you_mean(key, ("fraction", "file", "seed")))
+            for name in node:
+                if name not in ("fraction", "file", "seed"):
+                    self.error(node.key_loc(name), f"{key}: unknown key '{name}'",
+                               did_you_mean(name, ("fraction", "file", "seed")))
             if "fraction" in node:
                 fraction = self.value(node["fraction"])
                 if isinstance(fraction, int | float) and not isinstance(fraction, bool):
@@ -156,7 +162,7 @@ class WorkflowReader:
                 path = self.value(node["file"])
                 if not isinstance(path, str) or \
                         Path(path).suffix.lower() not in DATA_SUFFIXES:
-                    self.error(node["file"].loc, "validation file must be a .csv, .npz, "
+                    self.error(node["file"].loc, f"{key} file must be a .csv, .npz, "
                                ".npy or .jsonl path")
                 else:
                     spec.file = path
@@ -164,15 +170,15 @@ class WorkflowReader:
             if "seed" in node:
                 spec.seed = self.read_int(node["seed"], "seed", 0, low=0)
             if (spec.fraction is None) == (spec.file is None):
-                self.error(node.loc, "validation needs exactly one of fraction or file")
+                self.error(node.loc, f"{key} needs exactly one of fraction or file")
         else:
             percent = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?)\s*%", str(value))
-            self.error(node.loc, f"validation must be a fraction in (0, 1) or {{file: PATH}}, "
+            self.error(node.loc, f"{key} must be a fraction in (0, 1) or {{file: PATH}}, "
                        f"got {show(node)}", f"write {float(percent.group(1)) / 100:g} for "
                        f"{percent.group(0)}" if percent else None)
             return None
         if spec.fraction is not None and not 0 < spec.fraction < 1:
-            self.error(node.loc, f"validation fraction must be in (0, 1), got {spec.fraction:g}")
+            self.error(node.loc, f"{key} fraction must be in (0, 1), got {spec.fraction:g}")
         return spec
 
     def read_train(self, node: Any) -> TrainSpec | None:
@@ -296,7 +302,7 @@ class WorkflowReader:
                            did_you_mean(key, ("metric", "patience", "mode")))
         metric = self.value(node["metric"]) if "metric" in node else "validation_loss"
         known = [f"{prefix}{m}" for prefix in ("", "validation_")
-                 for m in ("loss", *spec.metrics)]
+                 for m in ("loss", *(m for m in spec.metrics if m in SCALAR_METRICS))]
         if metric not in known:
             self.error(node["metric"].loc if "metric" in node else node.loc,
                        f"early_stopping metric {metric!r} is not reported; choose from "

@@ -201,8 +201,8 @@ def test_first_contact_mistakes_are_all_located_with_hints_and_exit_65(tmp_path)
         "at the same indentation)",
         f"{bad}:10:40: error: alpha must be a non-negative number, got '1e-2' (YAML 1.1 reads "
         "1e-2 as text, not a number; write 1.0e-2)",
-        f"{bad}:10:57: error: unknown metric 'acc'; choose from accuracy, mse, mae (did you "
-        "mean 'accuracy'?)",
+        f"{bad}:10:57: error: unknown metric 'acc'; choose from accuracy, mse, mae, precision, "
+        "recall, f1, auc, r2, confusion (did you mean 'accuracy'?)",
     ]
     assert "Traceback" not in result.stderr and not (tmp_path / "bad").exists()
 

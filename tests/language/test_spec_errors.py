@@ -922,7 +922,8 @@ def test_the_yaml_1_1_number_hint_applies_wherever_a_number_is_expected(text, wh
 
 @pytest.mark.parametrize(("train", "where", "message", "hint"), [
     ("{metrics: [accuracy, acc]}", "model.yaml:6:29",
-     "unknown metric 'acc'; choose from accuracy, mse, mae", "did you mean 'accuracy'?"),
+     "unknown metric 'acc'; choose from accuracy, mse, mae, precision, recall, "
+     "f1, auc, r2, confusion", "did you mean 'accuracy'?"),
     ("{optimizer: SGD}", "model.yaml:6:20", "unknown optimizer 'SGD'; choose from sgd, "
      "momentum, momentum_sgd, nesterov, adagrad, rmsprop, adadelta, adam",
      "did you mean 'sgd'?"),

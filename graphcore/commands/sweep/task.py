@@ -222,8 +222,9 @@ def _relocate(spec: Spec, copies: Mapping[str, str]) -> None:
         for column in spec.data.columns.values():
             column.file = copies.get(column.file, column.file)
         spec.data.file = copies.get(spec.data.file, spec.data.file)
-    if spec.validation is not None and spec.validation.file in copies:
-        spec.validation.file = copies[spec.validation.file]
+    for part in (spec.validation, spec.test):
+        if part is not None and part.file in copies:
+            part.file = copies[part.file]
 
 
 def _as_the_caller_names(message: str, task: SweepTask, scratch: Path) -> str:

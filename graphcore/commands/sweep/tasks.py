@@ -231,6 +231,8 @@ def spec_paths(spec: Spec, overridden: Mapping[str, str] | None = None) -> dict[
             paths.setdefault(item.column.file, "data file")
     if spec.validation is not None and spec.validation.file:
         paths.setdefault(spec.validation.file, "validation file")
+    if spec.test is not None and spec.test.file:
+        paths.setdefault(spec.test.file, "test file")
     return paths
 
 

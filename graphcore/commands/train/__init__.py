@@ -1,10 +1,13 @@
 """``graphtool train``, ``evaluate`` and ``predict``: a spec trained by a ``Trainer``.
 
 - ``settings``: the ``train:`` section with the caller's overrides, the optimizer;
-- ``data``: the spec's data split into batched rows, shared inputs and validation;
-  ``evaluate_arrays``/``predict_arrays`` in evaluation mode; ``metrics``: accuracy/mse/mae;
+- ``data``: the spec's data split into batched rows, shared inputs and the held-out test and
+  validation parts; ``evaluation``/``evaluate_arrays``/``predict_arrays`` in evaluation mode;
+  ``metrics``: accuracy, mse, mae, precision, recall, f1, auc, r2 and the confusion matrix,
+  as scikit-learn defines them, over every row of an evaluation;
 - ``session``: ``TrainingSession``, the ``Trainer`` a spec configures (checkpoints,
-  ``best.npz``, curves, resume; interruptions wait until a file is whole);
+  ``best.npz``, curves, resume; interruptions wait until a file is whole; the test rows and
+  the confusion picture evaluated once at the end);
 - ``checkpoint``, ``run_identity``, ``train_log``, ``run_lock``: the run's files, read back as
   untrusted (whose run it is, the command's options, ``train.csv`` appended and cut back to
   the checkpoint on resume, one run per folder);

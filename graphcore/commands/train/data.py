@@ -1,12 +1,14 @@
 """A spec's training data: its inputs read and split into the batched rows and the shared
-inputs, with the validation part (``load_spec_data``); batches of rows; and the evaluation and
-prediction (in evaluation mode) the ``evaluate`` and ``predict`` commands run.
+inputs, with the held-out parts (``load_spec_data``: the test part first, then the validation
+part, from the rows left; the rest are the training rows); batches of rows; and the evaluation
+(``evaluation``, ``evaluate_arrays``) and prediction (in evaluation mode) the ``evaluate`` and
+``predict`` commands run.
 """
 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,28 +17,38 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.batching.run import run_spec
-from graphcore.commands.train.metrics import MetricError, metric_sums
+from graphcore.commands.train.metrics import (
+    PER_CLASS_METRICS,
+    ClassFigures,
+    MetricCollector,
+    MetricError,
+    class_names,
+    metric_sums,
+)
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.config import no_backprop_mode, using_config
 from graphcore.inputs.data_files import read_data
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.examples import per_row_inputs
 from graphcore.interpreter.parameters import SpecModel
-from graphcore.language.syntax import OpStep, Spec
+from graphcore.language.syntax import OpStep, Spec, ValidationSpec
 
 Array = np.ndarray | list[np.ndarray]
 
 
 @dataclass
 class SpecData:
-    """The training data split into the batched inputs (rows) and the shared ones."""
+    """The data split into the batched inputs (rows: the training part, and the held-out
+    validation and test parts) and the shared ones."""
 
     train: dict[str, Array]
     validation: dict[str, Array] | None
     shared: dict[str, Array]
-    # With a validation fraction: which rows of the data each part holds (for messages).
+    # With a fraction split off: which rows of the data each part holds (for messages).
     train_index: np.ndarray | None = None
     validation_index: np.ndarray | None = None
+    test: dict[str, Array] | None = None
+    test_index: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
@@ -69,9 +81,10 @@ def no_batched_input(spec: Spec, verb: str) -> TrainingOptionError:
 def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
                    stdin: BinaryIO | None = None, split: bool = True,
                    verb: str = "train") -> SpecData:
-    """Read the spec's inputs and split off the validation data (a seeded fraction, or the
-    ``validation: file:``). ``split=False`` keeps every row for training. ``verb`` names what
-    the rows are for in the refusal of a spec without any (train, evaluate)."""
+    """Read the spec's inputs and split off the held-out parts: ``test:`` first, then
+    ``validation:`` from the rows left (each a seeded fraction of all the rows, or a file);
+    the training rows are the rest. ``split=False`` keeps every row for training. ``verb``
+    names what the rows are for in the refusal of a spec without any (train, evaluate)."""
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin,
                          spec.max_elements)
     names = batched_inputs(spec, arrays)
@@ -80,27 +93,61 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
     rows = {n: arrays[n] for n in names}
     require_rows(spec, rows, verb)
     shared = {n: v for n, v in arrays.items() if n not in rows}
-    v = spec.validation if split else None
-    validation = None
-    val_index = train_index = None
-    if v is not None and v.fraction is not None:
-        n = _rows(rows)
-        n_val = int(round(n * v.fraction))
-        if n_val < 1 or n_val >= n:
-            raise errors.SpecError(
-                f"validation fraction {v.fraction:g} of {n} rows leaves "
-                f"{n - n_val} for training and {n_val} for validation; both need at least one",
-                v.loc.file, v.loc.line, v.loc.col)
-        order = np.random.RandomState(seed if v.seed is None else v.seed).permutation(n)
-        val_index, train_index = np.sort(order[:n_val]), np.sort(order[n_val:])
-        validation = {k: _take(a, val_index) for k, a in rows.items()}
+    parts = [("test", spec.test), ("validation", spec.validation)] if split else []
+    check_fractions(spec, _rows(rows), [p for _, p in parts])
+    left = np.arange(_rows(rows))  # the rows no part has taken yet
+    held: dict[str, tuple[dict[str, Array] | None, np.ndarray | None]] = {}
+    for name, part in parts:
+        held[name] = None, None
+        if part is not None and part.fraction is not None:
+            taken = _split_fraction(part, seed, left, _rows(rows))
+            left = np.setdiff1d(left, taken)
+            held[name] = {k: _take(a, taken) for k, a in rows.items()}, taken
+        elif part is not None and part.file is not None:
+            fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
+            held[name] = read_data(Path(spec.folder) / part.file, fed,
+                                   part.file_loc or part.loc, spec.max_elements), None
+    validation, val_index = held.get("validation", (None, None))
+    test, test_index = held.get("test", (None, None))
+    train_index = None
+    if val_index is not None or test_index is not None:
+        train_index = left
         rows = {k: _take(a, train_index) for k, a in rows.items()}
-    elif v is not None and v.file is not None:
-        fed = {n: s for n, s in spec.inputs.items() if s.source == "data"}
-        validation = read_data(Path(spec.folder) / v.file, fed, v.file_loc or v.loc,
-                               spec.max_elements)
-    check_label_dtype(spec, arrays, validation)
-    return SpecData(rows, validation, shared, train_index, val_index)
+    check_label_dtype(spec, arrays, validation, test)
+    return SpecData(rows, validation, shared, train_index, val_index, test, test_index)
+
+
+def check_fractions(spec: Spec, n: int, parts: list[ValidationSpec | None]) -> None:
+    """The held-out fractions of ``n`` rows each take at least one row and leave at least one
+    for training; else a data error at the part that cannot (every one at once)."""
+    fractions = [(("test" if p is spec.test else "validation"), p, int(round(n * p.fraction)))
+                 for p in parts if p is not None and p.fraction is not None]
+    left = n - sum(count for _, _, count in fractions)
+    problems = []
+    for key, part, count in fractions:
+        if count < 1 or (left < 1 and len(fractions) == 1):
+            problems.append(errors.SpecError(
+                f"{key} fraction {part.fraction:g} of {n} rows leaves {n - count} for "
+                f"training and {count} for {key}; both need at least one",
+                part.loc.file, part.loc.line, part.loc.col))
+    if not problems and left < 1:
+        (_, _, test_count), (_, part, val_count) = fractions
+        problems.append(errors.SpecError(
+            f"test fraction {spec.test.fraction:g} ({test_count} rows) and validation "
+            f"fraction {part.fraction:g} ({val_count} rows) of {n} rows leave {left} for "
+            "training; it needs at least one", part.loc.file, part.loc.line, part.loc.col))
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise errors.SpecErrors(problems)
+
+
+def _split_fraction(part: ValidationSpec, seed: int, left: np.ndarray, n: int) -> np.ndarray:
+    """The rows (sorted indices) a fraction of all ``n`` rows takes from the rows ``left``,
+    drawn with the part's seed (the run's where it names none)."""
+    order = np.random.RandomState(seed if part.seed is None else part.seed).permutation(
+        left.size)
+    return np.sort(left[order[:int(round(n * part.fraction))]])
 
 
 def inputs_as_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
@@ -223,16 +270,43 @@ def batches(arrays: Mapping[str, Array], batch_size: int):
 
 # ---------------------------------------------------------------------- evaluate, predict
 
-def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
-                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
-                    metrics: tuple[str, ...] = (), seed: int | None = None,
-                    batching: str = "auto") -> dict[str, float]:
-    """Loss and ``metrics`` over every row, in evaluation mode; exact means over rows
-    (per-example runs batched as ``batching`` says)."""
+@dataclass
+class Evaluation:
+    """What ``evaluation`` computes: the loss and each scalar metric (``values``), and for a
+    classification, the class names, each class's figures (``per_class``, when precision,
+    recall or f1 is asked) and the confusion matrix (``confusion``, when asked)."""
+
+    values: dict[str, float]
+    rows: int
+    classes: list[str] | None = None
+    per_class: list[ClassFigures] | None = None
+    confusion: np.ndarray | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As JSON data: the values, and ``per_class``/``confusion`` where computed."""
+        out: dict[str, Any] = dict(self.values)
+        if self.per_class is not None:
+            out["per_class"] = [c.to_dict() for c in self.per_class]
+        if self.confusion is not None:
+            out["confusion"] = {"classes": self.classes, "matrix": self.confusion.tolist()}
+        return out
+
+
+def evaluation(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+               shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+               metrics: tuple[str, ...] = (), seed: int | None = None,
+               batching: str = "auto", confusion: bool = False,
+               class_vocabulary: Sequence[str] | None = None) -> Evaluation:
+    """Loss and ``metrics`` over every row, in evaluation mode (per-example runs batched as
+    ``batching`` says): the loss an exact mean over rows, each metric computed once from every
+    row's predictions. ``confusion``: compute the confusion matrix even where ``metrics`` does
+    not name it. ``class_vocabulary``: the class names (default: their indices)."""
     if spec.loss is None:
         raise TrainingOptionError(f"spec '{spec.name}' has no loss to evaluate")
+    wanted = tuple(metrics) + (("confusion",) if confusion and "confusion" not in metrics
+                               else ())
+    collector = MetricCollector(wanted, spec.loss.op)
     loss_sum, n = 0.0, 0
-    sums = {m: [0.0, 0] for m in metrics}
     with using_config("train", False), no_backprop_mode():
         for _, batch in batches(rows, batch_size):
             size = _rows(batch)
@@ -240,15 +314,28 @@ def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
                               seed=spec.seed if seed is None else seed, batching=batching)
             loss_sum += float(result.loss) * size
             n += size
-            for m in metrics:
-                total, count = metric_value(m, result.loss_inputs)
-                sums[m][0] += total
-                sums[m][1] += count
+            try:
+                collector.add(result.loss_inputs)
+            except MetricError as e:
+                raise TrainingOptionError(str(e)) from None
     if n == 0:
         raise TrainingOptionError(f"spec '{spec.name}': no rows to evaluate")
-    out = {"loss": loss_sum / n}
-    out.update({m: (t / c if c else float("nan")) for m, (t, c) in sums.items()})
+    out = Evaluation({"loss": loss_sum / n, **collector.values()}, n)
+    if collector.classify:
+        out.classes = class_names(collector.classes, class_vocabulary)
+        if any(m in wanted for m in PER_CLASS_METRICS):
+            out.per_class = collector.per_class(out.classes)
+        if "confusion" in wanted:
+            out.confusion = collector.confusion()
     return out
+
+
+def evaluate_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
+                    shared: Mapping[str, Array] | None = None, batch_size: int = 256,
+                    metrics: tuple[str, ...] = (), seed: int | None = None,
+                    batching: str = "auto") -> dict[str, float]:
+    """The loss and each scalar metric of ``evaluation``."""
+    return evaluation(spec, model, rows, shared, batch_size, metrics, seed, batching).values
 
 
 def predict_arrays(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
@@ -294,11 +381,12 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(getattr(value, "array", value))
 
 
-def metric_value(name: str, loss_inputs: list) -> tuple[float, int]:
+def metric_value(name: str, loss_inputs: list, loss_op: str | None = None
+                 ) -> tuple[float, int]:
     """A metric's (sum, count) over the loss's inputs; a metric that does not fit is a
     training option error."""
     try:
-        return metric_sums(name, loss_inputs)
+        return metric_sums(name, loss_inputs, loss_op)
     except MetricError as e:
         raise TrainingOptionError(str(e)) from None
 
@@ -326,7 +414,8 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
         return
     classes = logits.shape[1]
     parts = (("training", data.train, data.train_index),
-             ("validation", data.validation or {}, data.validation_index))
+             ("validation", data.validation or {}, data.validation_index),
+             ("test", data.test or {}, data.test_index))
     for part, arrays, index in parts:
         labels = arrays.get(label)
         if labels is None:
@@ -337,7 +426,7 @@ def check_labels(spec: Spec, model: SpecModel, data: SpecData) -> None:
         if bad.size:
             where = spec.inputs[label].loc
             row = int(bad[0] if index is None else index[bad[0]]) + 1
-            what = "data row" if index is not None or part == "training" else "validation row"
+            what = "data row" if index is not None or part == "training" else f"{part} row"
             value = labels[bad[0]][wrong[bad[0]]][0]
             raise errors.SpecError(
                 f"input '{label}': {what} {row} has label {value.item()!r}, outside "

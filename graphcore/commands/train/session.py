@@ -22,12 +22,23 @@ steps measure the batchings that apply on the first steps and keep the fastest
 (``batching_choice``); ``session.batching`` says what the steps use and why once it is known,
 and ``on_batching(choice)`` is told then. ``on_epoch(entry)`` gets each epoch's log entry as
 the epoch ends.
+
+Metrics: ``accuracy``, ``mse`` and ``mae`` are reported every step (their epoch figure, the
+mean over the epoch's steps); ``precision``, ``recall``, ``f1``, ``auc`` and ``r2`` once per
+epoch, computed from the predictions of every step of the epoch (a checkpoint keeps those
+gathered so far); validation figures are over every validation row, with the epoch's final
+parameters. When the loop ends (not interrupted), the ``test:`` rows are evaluated once with the
+parameters of ``best.npz`` (with validation data; without, the final parameters), as
+``outcome.test`` and ``test.json``; with the ``confusion`` metric, ``confusion.png`` draws the
+confusion matrix of the validation rows with those same parameters (without validation data:
+of the training rows with the final parameters).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -54,18 +65,29 @@ from graphcore.commands.train.data import (  # noqa: F401  (the API documented a
     check_labels,
     collate,
     evaluate_arrays,
+    evaluation,
     load_spec_data,
     metric_value,
     predict_arrays,
+)
+from graphcore.commands.train.metrics import (
+    COLLECTED_METRICS,
+    SCALAR_METRICS,
+    SUM_METRICS,
+    MetricCollector,
+    MetricError,
+    higher_is_better,
 )
 from graphcore.commands.train.run_identity import RunIdentity
 from graphcore.commands.train.settings import (  # noqa: F401  (the API documented above)
     BEST,
     CHECKPOINT,
+    CONFUSION,
     CSV_LOG,
     CURVES,
     DEFAULT_BATCH_SIZE,
     DEFAULT_EPOCHS,
+    TEST_REPORT,
     TrainingOptionError,
     TrainSettings,
     make_optimizer,
@@ -82,7 +104,7 @@ from graphcore.serialization import Saver, serialize_random_state
 from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.training import extension as ext
 from graphcore.training.extensions.log_report import LogReport
-from graphcore.training.extensions.plot_report import render_panels
+from graphcore.training.extensions.plot_report import render_matrix, render_panels
 from graphcore.training.extensions.writer import Writer, write_atomic
 from graphcore.training.trainer import Trainer
 from graphcore.training.triggers import EarlyStoppingTrigger, IntervalTrigger
@@ -103,6 +125,8 @@ class TrainOutcome:
     best: dict[str, Any] | None
     written: list[str]
     notes: list[str] = field(default_factory=list)
+    # the test rows' evaluation (``Evaluation.to_dict()`` with ``rows`` and ``params``)
+    test: dict[str, Any] | None = None
 
 
 def _friendly(key: str) -> str:
@@ -154,12 +178,17 @@ class _StoppableTrigger:
 
 class _SpecUpdater(StandardUpdater):
     def __init__(self, iterator: Any, optimizer: Any, converter: Callable, run: Callable,
-                 seed: int, metrics: tuple[str, ...], report_metrics: bool) -> None:
+                 seed: int, metrics: tuple[str, ...], report_metrics: bool,
+                 loss_op: str | None = None) -> None:
         super().__init__(iterator, optimizer, converter=converter)
         self.run = run
         self.seed = seed
-        self.metrics = metrics
+        self.metrics = tuple(m for m in metrics if m in SUM_METRICS)
         self.report_metrics = report_metrics
+        self.loss_op = loss_op
+        # the metrics computed from every step's predictions of an epoch, reported as it ends
+        self.collected = tuple(m for m in metrics if m in COLLECTED_METRICS)
+        self.epoch_metrics = MetricCollector(self.collected, loss_op)
         # keep_last: the latest step's RunResult is kept (for its ``batching``) until the next
         # step ends; off by default, so a step's graph is not alive while the next one runs
         self.keep_last = False
@@ -182,12 +211,37 @@ class _SpecUpdater(StandardUpdater):
         values = {"loss": float(result.loss)}
         if self.report_metrics:
             for m in self.metrics:
-                total, count = metric_value(m, result.loss_inputs)
+                total, count = metric_value(m, result.loss_inputs, self.loss_op)
                 if count:
                     values[m] = total / count
+            if self.collected:
+                try:
+                    self.epoch_metrics.add(result.loss_inputs)
+                except MetricError as e:
+                    raise TrainingOptionError(str(e)) from None
+                if iterator.is_new_epoch:
+                    values.update(self.epoch_metrics.values())
+                    self.epoch_metrics = MetricCollector(self.collected, self.loss_op)
         report(values, optimizer.target)
         if iterator.is_new_epoch:
             optimizer.new_epoch()
+
+    def serialize(self, serializer: Any) -> None:
+        super().serialize(serializer)
+        if not self.collected:
+            return
+        inner = serializer["epoch_metrics"]
+        if isinstance(serializer, Saver):
+            for key, value in self.epoch_metrics.state().items():
+                inner(key, value)
+            return
+        keys = ("classes", *(f"sum_{m}" for m in self.epoch_metrics.sums),
+                *self.epoch_metrics.parts)
+        state = {key: value for key in keys if (value := inner(key, None)) is not None}
+        try:
+            self.epoch_metrics.restore(state)
+        except MetricError as e:
+            raise errors.SerializationError(f"{inner.path}: {e}") from None
 
 
 class _SpecEvaluator(ext.Extension):
@@ -201,7 +255,7 @@ class _SpecEvaluator(ext.Extension):
     def __call__(self, trainer: Any) -> None:
         s = self.session
         result = evaluate_arrays(s.spec, s.model, s.data.validation, s.data.shared,
-                                 max(s.settings.batch_size, 256), s.settings.metrics,
+                                 s.evaluation_batch_size, s.scalar_metrics,
                                  s.settings.seed, s.evaluation_batching)
         report({f"validation/main/{k}": v for k, v in result.items()})
 
@@ -220,6 +274,7 @@ class _Files(ext.Extension):
         self.seen_steps = 0
         self.best_value: float | None = None
         self.best_epoch = 0
+        self.best_bytes: bytes | None = None  # best.npz's contents, where no file is kept
 
     def __call__(self, trainer: Any) -> None:
         with self.session.whole_files():
@@ -244,6 +299,8 @@ class _Files(ext.Extension):
                 self.best_value, self.best_epoch = float(value), int(entry["epoch"])
                 if s.keeps_files:  # compressing the parameters takes a while: not to discard
                     s.write(s.out / BEST, _model_bytes(s.model))
+                elif s.data.test is not None:  # the test rows are evaluated with them
+                    self.best_bytes = _model_bytes(s.model)
             if s.on_epoch is not None:
                 s.on_epoch(dict(entry))
 
@@ -275,6 +332,24 @@ class _Checkpoint(ext.Extension):
 
     def __call__(self, trainer: Any) -> None:
         self.session.save_checkpoint()
+
+
+def _finite(value: Any) -> Any:
+    """``value`` as JSON data, NaN and infinities (which JSON lacks) as null."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _mode(metric: str, mode: str) -> str:
+    """Early stopping's ``mode``, ``auto`` resolved: max where higher is better."""
+    if mode != "auto":
+        return mode
+    return "max" if higher_is_better(metric) else "min"
 
 
 def _model_bytes(model: SpecModel) -> bytes:
@@ -333,9 +408,11 @@ class TrainingSession:
         # the caller names holds for it too, the measured one is training's own
         self.evaluation_batching = batching or "auto"
         run = self._runs(batching)
+        self.scalar_metrics = tuple(m for m in settings.metrics if m in SCALAR_METRICS)
+        self.evaluation_batch_size = max(settings.batch_size, 256)
         updater = _SpecUpdater(iterator, self.optimizer,
                                lambda batch: collate(batch, data.shared, sequences), run,
-                               settings.seed, settings.metrics, True)
+                               settings.seed, settings.metrics, True, spec.loss.op)
         self.stop = _StoppableTrigger(self._stop_trigger())
         self.trainer = Trainer(updater, self.stop, out=str(self.out))
         if data.validation is not None:
@@ -426,7 +503,9 @@ class TrainingSession:
             return IntervalTrigger(*length)
         return EarlyStoppingTrigger(monitor=_observed(s.early_stopping["metric"]),
                                     patience=s.early_stopping["patience"],
-                                    mode=s.early_stopping["mode"], max_trigger=length)
+                                    mode=_mode(s.early_stopping["metric"],
+                                               s.early_stopping["mode"]),
+                                    max_trigger=length)
 
     def _watched_metric(self) -> str:
         s = self.settings
@@ -435,9 +514,7 @@ class TrainingSession:
         else:
             prefix = "validation_" if self.data.validation is not None else ""
             metric = prefix + ("accuracy" if "accuracy" in s.metrics else "loss")
-        mode = (s.early_stopping or {}).get("mode", "auto")
-        if mode == "auto":
-            mode = "max" if metric.endswith("accuracy") else "min"
+        mode = _mode(metric, (s.early_stopping or {}).get("mode", "auto"))
         self.better = (lambda a, b: a > b) if mode == "max" else (lambda a, b: a < b)
         return _observed(metric)
 
@@ -446,15 +523,15 @@ class TrainingSession:
         self.writer(str(path), data)
 
     def columns(self) -> list[str]:
-        keys = ["main/loss", *(f"main/{m}" for m in self.settings.metrics)]
+        keys = ["main/loss", *(f"main/{m}" for m in self.scalar_metrics)]
         if self.data.validation is not None:
             keys += ["validation/main/loss",
-                     *(f"validation/main/{m}" for m in self.settings.metrics)]
+                     *(f"validation/main/{m}" for m in self.scalar_metrics)]
         return keys
 
     def curves_png(self) -> bytes:
         panels: dict[str, dict[str, list[tuple[float, float]]]] = {}
-        for name in ("loss", *self.settings.metrics):
+        for name in ("loss", *self.scalar_metrics):
             series = {}
             for label, key in (("train", f"main/{name}"), ("validation",
                                                            f"validation/main/{name}")):
@@ -529,18 +606,69 @@ class TrainingSession:
         if self.epoch_log.log and self.keeps_files:  # drawing takes a while: not to discard
             with self.whole_files():
                 self.write(self.out / CURVES, self.curves_png())
+        test = None
+        if not interrupted:
+            test = self._held_out_figures()
         updater = self.trainer.updater
         stopped_early = not interrupted and getattr(self.stop.inner, "stopped_early", False)
         best = None
         if self.files.best_value is not None:
             best = {"metric": _friendly(self.watch), "value": self.files.best_value,
                     "epoch": self.files.best_epoch, "file": str(self.out / BEST)}
-        for name in (CSV_LOG, CURVES, CHECKPOINT, BEST):
+        for name in (CSV_LOG, CURVES, CHECKPOINT, BEST, TEST_REPORT, CONFUSION):
             if (self.out / name).exists() and str(self.out / name) not in written:
                 written.append(str(self.out / name))
         return TrainOutcome([dict(e) for e in self.epoch_log.log], updater.iteration,
                             updater.epoch, interrupted, stopped_early, best, written,
-                            list(self.notes))
+                            list(self.notes), test)
+
+    def best_model(self) -> tuple[SpecModel, str]:
+        """The model the held-out figures are of, and which parameters it holds: with
+        validation data, ``best.npz``'s (the best validation value's); without (or before any
+        best), the final ones."""
+        path = self.out / BEST
+        blob = self.files.best_bytes
+        if self.data.validation is None or self.files.best_value is None or (
+                blob is None and not (self.keeps_files and path.exists())):
+            return self.model, "final"
+        model = build_model(self.spec, self.settings.seed)
+        if blob is not None:
+            serializers.load_npz(io.BytesIO(blob), model)
+        else:
+            load_params(path, model)
+        return model, f"best (epoch {self.files.best_epoch})"
+
+    def _held_out_figures(self) -> dict[str, Any] | None:
+        """``test.json`` and ``confusion.png`` (see the module docstring); the test figures."""
+        metrics = self.settings.metrics
+        wants_picture = "confusion" in metrics and self.keeps_files
+        if self.data.test is None and not wants_picture:
+            return None
+        model, which = self.best_model()
+        test = None
+        if self.data.test is not None:
+            result = evaluation(self.spec, model, self.data.test, self.data.shared,
+                                self.evaluation_batch_size, metrics, self.settings.seed,
+                                self.evaluation_batching)
+            test = {"rows": result.rows, "params": which, **result.to_dict()}
+            if self.keeps_files:
+                with self.whole_files():
+                    self.write(self.out / TEST_REPORT,
+                               (json.dumps(_finite(test), indent=2, sort_keys=True,
+                                           allow_nan=False) + "\n").encode())
+        if wants_picture:
+            rows, part = self.data.validation, "validation"
+            if rows is None:
+                rows, part, model, which = self.data.train, "training", self.model, "final"
+            result = evaluation(self.spec, model, rows, self.data.shared,
+                                self.evaluation_batch_size, ("confusion",),
+                                self.settings.seed, self.evaluation_batching)
+            if result.confusion is not None:
+                title = f"{self.spec.name}: {part} rows ({result.rows}), {which} parameters"
+                with self.whole_files():
+                    self.write(self.out / CONFUSION,
+                               render_matrix(result.confusion, result.classes or [], title))
+        return test
 
     def params(self) -> dict[str, np.ndarray]:
         return {name.lstrip("/"): p.array for name, p in self.model.namedparams()

@@ -21,6 +21,8 @@ CHECKPOINT = "checkpoint.npz"
 BEST = "best.npz"
 CSV_LOG = "train.csv"
 CURVES = "curves.png"
+TEST_REPORT = "test.json"
+CONFUSION = "confusion.png"
 
 
 class TrainingOptionError(errors.GraphcoreError, ValueError):

@@ -66,6 +66,41 @@ def render_panels(panels: dict[str, dict[str, list[tuple[float, float]]]], x_lab
     return buffer.getvalue()
 
 
+def render_matrix(matrix: Any, names: Sequence[str], title: str, dpi: int = 100) -> bytes:
+    """A confusion matrix (rows the true classes, columns the predicted ones, ``names`` for
+    both) as a PNG: a heat map with each cell's count written in it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    count = len(matrix)
+    side = min(max(3.2, 0.55 * count + 2.0), 16.0)
+    figure = Figure(figsize=(side + 1.0, side), dpi=dpi)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    image = axes.imshow(matrix, cmap="Blues", interpolation="nearest",
+                        vmin=0, vmax=max(1, max((max(row) for row in matrix), default=1)))
+    figure.colorbar(image, ax=axes, fraction=0.046, pad=0.04)
+    ticks = list(range(count))
+    slanted = count > 6 and max((len(n) for n in names), default=0) > 2  # long names
+    axes.set_xticks(ticks, labels=list(names), rotation=45 if slanted else 0,
+                    ha="right" if slanted else "center")
+    axes.set_yticks(ticks, labels=list(names))
+    axes.set_xlabel("predicted class")
+    axes.set_ylabel("true class")
+    axes.set_title(title, fontsize=9)
+    if count <= 30:  # numbers in smaller cells cannot be read
+        peak = max((max(row) for row in matrix), default=0)
+        for i in range(count):
+            for j in range(count):
+                value = int(matrix[i][j])
+                axes.text(j, i, str(value), ha="center", va="center", fontsize=8,
+                          color="white" if peak and value > peak / 2 else "black")
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
 class PlotReport(Extension):
     def __init__(self, y_keys: str | Sequence[str], x_key: str = "iteration",
                  trigger: Any = (1, "epoch"),
