@@ -170,6 +170,17 @@ def cell_evaluate(matrix, family, mode, tmp_path, refused=False):
     metrics = matrix.spec(family).train.metrics if matrix.spec(family).train else []
     for metric in metrics:
         assert 0.0 <= doc[metric] <= 1.0
+    spec = matrix.spec(family)
+    if spec.data is not None and spec.loss.op == "softmax_cross_entropy":
+        # every row of the data, counted once in the confusion matrix and its picture
+        picture = tmp_path / "confusion.png"
+        whole = matrix.cli(family, "evaluate", "--params", matrix.trained(family), "--split",
+                           "all", "--confusion", picture, "--json")
+        ok(whole)
+        figures = json.loads(whole.stdout)
+        assert figures["data"] == "all" and figures["rows"] >= doc["rows"]
+        assert sum(map(sum, figures["confusion"]["matrix"])) == figures["rows"]
+        assert picture.read_bytes()[:4] == b"\x89PNG"
 
 
 # --- predict --------------------------------------------------------------------------------

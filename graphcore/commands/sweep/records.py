@@ -18,7 +18,7 @@ from graphcore.commands.sweep.grid import SweepOptionError
 
 SCHEMA_VERSION = 1
 # Figures where more is better; every other figure (losses, times, errors) sorts ascending.
-_HIGHER_IS_BETTER = ("accuracy", "speedup", "ok", "precision", "recall", "f1", "score")
+_HIGHER_IS_BETTER = ("accuracy", "speedup", "ok", "precision", "recall", "f1", "score", "auc")
 DEFAULT_SORT = {"train": "final_loss", "bench": "dynamic.median_ms", "run": "loss",
                 "check": "max_rel_error"}
 # Writing the rows may take this share of a sweep's time, at most (see SavePacer).
@@ -42,7 +42,7 @@ def figure_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def higher_is_better(figure: str) -> bool:
     last = figure.rsplit(".", 1)[-1]
-    return any(word in last for word in _HIGHER_IS_BETTER)
+    return any(word in last for word in _HIGHER_IS_BETTER) or last.split("_")[-1] == "r2"
 
 
 def sort_rows(rows: Sequence[Mapping[str, Any]], figure: str) -> list[Mapping[str, Any]]:

@@ -112,6 +112,12 @@ def test_sort_by_any_figure_direction_from_its_name():
         sort_rows(rows, "val_loss")
 
 
+@pytest.mark.parametrize("figure", ["validation_auc", "final_r2", "validation_f1"])
+def test_scores_sort_best_first(figure):
+    rows = [_row(0, {figure: 0.5}), _row(1, {figure: 0.9}), _row(2, {figure: 0.7})]
+    assert [r["index"] for r in sort_rows(rows, figure)] == [1, 2, 0]
+
+
 def test_csv_has_a_line_per_point_and_every_figure():
     rows = [_row(1, {"b": 2.5}, lr="0.1"), _row(0, {"a": 1}, lr="0.2")]
     lines = rows_csv(rows).splitlines()
