@@ -1,8 +1,8 @@
 """Evaluate trained parameters: the loss and the spec's metrics in evaluation mode (dropout
 off, batch normalization's running statistics) on the validation data (the spec's default),
-another part of its data (``--split test|validation|train|all``), or all the rows of --data
-FILE. The figures equal those train reports for the same parameters; with precision, recall
-or f1 each class's figures too, with ``confusion`` (or ``--confusion FILE.png``) the confusion
+another part of its data (--split test|validation|train|all), or all the rows of --data FILE.
+The figures equal those train reports for the same parameters; with the precision, recall or
+f1 metric each class's figures too, with confusion (or --confusion FILE.png) the confusion
 matrix."""
 
 from __future__ import annotations

@@ -261,8 +261,15 @@ class MetricCollector:
         self.classes = int(np.asarray(state.get("classes", 0)))
         rows = {}
         for key in self.parts:
-            value = state.get(key)
-            self.parts[key] = [] if value is None else [np.asarray(value)]
+            value = None if state.get(key) is None else np.asarray(state[key])
+            integer = key in ("labels", "predicted")
+            if value is not None and (value.ndim not in (1, 2) or value.dtype.kind not in (
+                    "iu" if integer else "fiu")):
+                raise MetricError(f"{key}: an array of shape {value.shape}, dtype "
+                                  f"{value.dtype}, which it cannot be")
+            if value is not None:
+                value = value.astype(np.int64 if integer else np.float64)
+            self.parts[key] = [] if value is None else [value]
             rows[key] = 0 if value is None else len(value)
         if self.classes < 0 or len({rows["labels"], rows["predicted"]}) != 1 or (
                 self.scored and rows["scores"] != rows["labels"]) or \

@@ -171,3 +171,6 @@ def test_a_collectors_state_restores_it_exactly():
     broken["scores"] = broken["scores"][:2]
     with pytest.raises(MetricError, match="differ in rows"):
         MetricCollector(ALL, "softmax_cross_entropy").restore(broken)
+    with pytest.raises(MetricError, match="labels: an array of shape"):
+        MetricCollector(ALL, "softmax_cross_entropy").restore(
+            {**c.state(), "labels": c.state()["labels"].astype(np.float32)})
