@@ -23,8 +23,9 @@ from cli import files, output, stdout, workflow
 from cli.errors import CANT_CREATE, INTERRUPTED, NO_INPUT, USAGE, CliError
 from graphcore import optimizers, serializers
 from graphcore.commands.schema import SCHEMA_VERSION
-from graphcore.commands.train import run_lock
+from graphcore.commands.train import run_folders, run_lock
 from graphcore.commands.train.batching_choice import ROUNDS, BatchingChoice
+from graphcore.commands.train.run_folders import Run
 from graphcore.commands.train.session import (
     CHECKPOINT,
     TrainingOptionError,
@@ -36,6 +37,10 @@ from graphcore.commands.train.session import (
 )
 from graphcore.errors import SerializationError
 from graphcore.spec import Spec
+from graphcore.training.extensions.tensorboard_report import (
+    TensorBoardUnavailable,
+    require_tensorboardx,
+)
 
 DEFAULT_OUT_DIR = "outputs"  # train's --out-dir default
 
@@ -45,9 +50,9 @@ class RunOptions:
     """The options of a ``train`` command that set how it trains (None: not given). A
     checkpoint keeps them, so ``--resume`` continues with them: an option given with
     ``--resume`` replaces the interrupted run's value, one not given is the interrupted run's
-    (not the spec's). The length (``--epochs``/``--steps``), ``--mode``, ``--batching`` and
-    ``--passes`` may change on resume; the other options are training settings, which must be
-    the run's (else exit 65)."""
+    (not the spec's). The length (``--epochs``/``--steps``), ``--mode``, ``--batching``,
+    ``--passes`` and ``--tensorboard`` may change on resume; the other options are training
+    settings, which must be the run's (else exit 65)."""
 
     epochs: int | None = None
     steps: int | None = None
@@ -59,6 +64,7 @@ class RunOptions:
     mode: str | None = None
     batching: str | None = None
     passes: list[str] | None = None
+    tensorboard: bool | None = None
 
     def over(self, recorded: RunOptions) -> RunOptions:
         """These options, each one not given taken from ``recorded``; the length as one
@@ -83,6 +89,8 @@ class RunOptions:
                 out += [flag, str(value)]
         if self.shuffle is not None:
             out.append("--shuffle" if self.shuffle else "--no-shuffle")
+        if self.tensorboard is not None:
+            out.append("--tensorboard" if self.tensorboard else "--no-tensorboard")
         return out
 
     @classmethod
@@ -94,6 +102,7 @@ class RunOptions:
                  "lr": lambda v: isinstance(v, int | float) and not isinstance(v, bool)
                  and math.isfinite(v) and v > 0,
                  "shuffle": lambda v: isinstance(v, bool),
+                 "tensorboard": lambda v: isinstance(v, bool),
                  "seed": lambda v: _positive(v) or v == 0,
                  "mode": lambda v: v in ("dynamic", "static"),
                  "batching": lambda v: v in ("auto", "pad", "off"),
@@ -114,21 +123,35 @@ def _positive(value: Any) -> bool:
 def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_arg: str,
           inputs_given: list[tuple[str, str]], resume: bool, checkpoint: Path | None,
           params: Path | None, save: str | None, json_out: bool, out_dir: str,
-          quiet: bool) -> None:
-    """``inputs_given``: the options that changed the spec or its data (``--set``,
-    ``--input``, ``--plugin``, ``--data``), for the command line that continues the run."""
+          quiet: bool, run_number: int | None = None) -> None:
+    """A new run folder, or with ``resume`` the run continued in its own: ``run_number``'s
+    (None: the latest), or ``checkpoint``'s when that is in one of this spec's run folders
+    (elsewhere: a new run continues it). ``inputs_given``: the options that changed the spec
+    or its data (``--set``, ``--input``, ``--plugin``, ``--data``), for the command line that
+    continues the run."""
     if resume and params is not None:
         raise CliError("--params and --resume both set the parameters; give one", USAGE)
+    if run_number is not None and checkpoint is not None:
+        raise CliError("--run and a CHECKPOINT both name the checkpoint to resume; give one",
+                       USAGE)
     try:
         files.check_out_dir(out_dir)
-        folder = Path(out_dir) / spec.name  # made once the data is read
+        artifacts = Path(out_dir) / spec.name
+        run: Run | None = None  # None: a new run, its folder made once the data is read
         start = None
         options = given
         if resume:
-            start = _checkpoint(checkpoint or folder / CHECKPOINT)
+            if checkpoint is None:
+                run = workflow.find_run(out_dir, spec.name, run_number, spec_arg)
+                start = _checkpoint(run.folder / CHECKPOINT)
+            else:
+                start = _checkpoint(checkpoint)
+                run = _run_holding(start, artifacts)
             options = given.over(RunOptions.recorded(start))
         if options.passes is not None and options.mode != "static":
             raise CliError("--passes applies to --mode static", USAGE)
+        if options.tensorboard:
+            require_tensorboard()
         settings = settings_for(spec, seed=options.seed, epochs=options.epochs,
                                 steps=options.steps, batch_size=options.batch_size,
                                 optimizer=options.optimizer, lr=options.lr,
@@ -136,8 +159,10 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
         data = load_spec_data(spec, settings.seed, overrides)
         command = _command_line(spec_arg, options, inputs_given, out_dir, save)
         total = _length(settings, data.rows)
-        files.artifact_dir(out_dir, spec.name)
-        with _locked(folder):
+        made = workflow.new_run(out_dir, spec.name) if run is None else None
+        run = made or run
+        folder = run.folder
+        with workflow.kept_if_used(made), _locked(folder):
             rows = None if json_out else _EpochRows.to_stdout()
             with _progress(total, settings.steps is None, quiet) as on_step:
                 lines = None if on_step is not None or quiet or rows is not None else \
@@ -147,7 +172,8 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
                     passes=options.passes, batching=options.batching,
                     on_batching=lambda c: _say_batching(c, quiet),
                     on_epoch=(rows or lines or _Ignore()).epoch,
-                    command={"options": dataclasses.asdict(options), "command_line": command})
+                    command={"options": dataclasses.asdict(options), "command_line": command},
+                    tensorboard=bool(options.tensorboard))
                 if params is not None:
                     workflow.load_params(params, session.model)
                 if start is not None:
@@ -167,7 +193,7 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE, at=e.loc) from None
     if json_out:
-        output.emit_json(_document(spec, session, outcome))
+        output.emit_json(_document(spec, session, outcome, run))
     else:
         _render(spec, session, outcome, streamed=rows is not None)
     output.wrote(written, quiet)
@@ -176,8 +202,29 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
             "finishes)"
         output.note(f"interrupted at step {outcome.iteration} (epoch {outcome.epoch}); "
                     f"checkpoint: {folder / CHECKPOINT}{kept}; continue with: {command} "
-                    "--resume", quiet=False)
+                    f"--resume --run {run.number}", quiet=False)
         raise typer.Exit(INTERRUPTED)
+
+
+def require_tensorboard() -> None:
+    """``--tensorboard`` without the optional extra installed is a usage error, said before
+    anything is trained."""
+    try:
+        require_tensorboardx()
+    except TensorBoardUnavailable as e:
+        raise CliError(f"--tensorboard: {e}", USAGE,
+                       hint="pip install 'graphtool[tensorboard]'") from None
+
+
+def _run_holding(checkpoint: Path, artifacts: Path) -> Run | None:
+    """The run of this spec whose folder holds ``checkpoint`` (None: it is kept elsewhere)."""
+    folder = checkpoint.resolve().parent
+    runs = run_folders.runs_folder(artifacts)
+    with contextlib.suppress(OSError):
+        if folder.parent == runs.resolve() and folder.name.isdigit() and \
+                int(folder.name) in run_folders.run_numbers(runs):
+            return Run(int(folder.name), runs / folder.name)
+    return None
 
 
 def _checkpoint(path: Path) -> Path:
@@ -217,8 +264,8 @@ def _locked(folder: Path) -> Iterator[None]:
         with run_lock.locked(folder):
             yield
     except run_lock.RunFolderBusy as e:
-        raise CliError(str(e), CANT_CREATE, hint="wait for it to end, or give this run "
-                       "another --out-dir") from None
+        raise CliError(str(e), CANT_CREATE, hint="wait for it to end; `train` without "
+                       "--resume starts a run of its own") from None
     except OSError as e:
         if e.filename is None or Path(e.filename).name != run_lock.LOCK_FILE:
             raise
@@ -406,11 +453,13 @@ def _rows(arrays: Mapping[str, Any]) -> int:
     return len(next(iter(arrays.values())))
 
 
-def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome) -> dict[str, Any]:
+def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome,
+              run: Run) -> dict[str, Any]:
     s = session.settings
     log = [{_friendly(k): v for k, v in entry.items()} for entry in outcome.log]
     return {
-        "schema_version": SCHEMA_VERSION, "spec": spec.name, "seed": s.seed, "mode": s.mode,
+        "schema_version": SCHEMA_VERSION, "spec": spec.name, "run": run.number,
+        "run_folder": str(run.folder), "seed": s.seed, "mode": s.mode,
         "optimizer": s.optimizer, "hyperparameters": s.hyperparameters,
         "epochs": s.epochs, "steps": s.steps, "batch_size": s.batch_size,
         "metrics": list(s.metrics), "training_rows": session.data.rows,

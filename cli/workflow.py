@@ -1,16 +1,23 @@
-"""What train (with data), evaluate and predict share: ``--data``, parameters from a file
-(a ``--save``/``best.npz`` file or a training checkpoint), and Ctrl-C during training."""
+"""What train (with data), evaluate, predict and report share: ``--data``, parameters from a
+file (a ``--save``/``best.npz`` file or a training checkpoint), a spec's run folders
+(``OUT_DIR/NAME/runs/N/``: a new one per ``train``, the latest or ``--run N`` read back), and
+Ctrl-C during training."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
 import signal
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli import specs
-from cli.errors import USAGE, CliError, Terminated
+from cli import files, specs
+from cli.errors import DATA_ERROR, NO_INPUT, USAGE, CliError, Terminated
+from graphcore.commands.train import run_folders
+from graphcore.commands.train.run_folders import Run
+from graphcore.commands.train.settings import BEST, CHECKPOINT
 from graphcore.interpreter.params_file import load_params as load_checked
 from graphcore.language.validate_workflow import use_data_file
 from graphcore.spec import Spec
@@ -36,6 +43,61 @@ def load_params(path: Path, model: Any) -> None:
     file is exit 66 at once."""
     specs.require_readable(path, "--params ")
     load_checked(path, model)
+
+
+def new_run(out_dir: str | os.PathLike[str], name: str) -> Run:
+    """A new run folder of spec ``name``, marked the latest (73/74 when it cannot be made)."""
+    artifacts = files.artifact_dir(out_dir, name)
+    try:
+        return run_folders.new_run(artifacts)
+    except OSError as e:
+        raise files.output_error(e.filename or run_folders.runs_folder(artifacts), e) from None
+
+
+@contextlib.contextmanager
+def kept_if_used(run: Run | None) -> Iterator[None]:
+    """A new run whose command fails before it writes a file (an option that does not fit
+    the data) is removed again, so the latest run is never an empty one."""
+    try:
+        yield
+    except BaseException:
+        if run is not None:
+            with contextlib.suppress(OSError):
+                run_folders.discard_unused(run)
+        raise
+
+
+def find_run(out_dir: str | os.PathLike[str], name: str, number: int | None,
+             spec_arg: str) -> Run:
+    """Run ``number`` (None: the latest) of spec ``name``; none yet is exit 66, naming the
+    command that makes one."""
+    try:
+        return run_folders.find_run(Path(out_dir) / name, number)
+    except run_folders.NoRunError as e:
+        out = "" if os.fspath(out_dir) == "outputs" else f" --out-dir {shlex.quote(str(out_dir))}"
+        raise CliError(f"{e}: spec '{name}' has not been trained", NO_INPUT,
+                       hint=f"`graphtool train {shlex.quote(spec_arg)}{out}` makes a run") \
+            from None
+    except run_folders.RunNotFound as e:
+        raise CliError(str(e), NO_INPUT) from None
+    except run_folders.LatestDamaged as e:
+        raise CliError(str(e), DATA_ERROR) from None
+
+
+def run_params(out_dir: str | os.PathLike[str], name: str, number: int | None,
+               spec_arg: str) -> tuple[Path, Run]:
+    """The parameters a run ends with, its ``best.npz`` (no such file: exit 66, naming the
+    checkpoint where there is one; a checkpoint is a state mid-run, never taken unasked)."""
+    run = find_run(out_dir, name, number, spec_arg)
+    best = run.folder / BEST
+    if os.path.lexists(best):
+        return best, run
+    checkpoint = run.folder / CHECKPOINT
+    hint = (f"give --params {checkpoint} for the parameters of its checkpoint"
+            if checkpoint.exists() else "train with data (`data:`) for a best.npz, or give "
+            "--params FILE (e.g. one `train --save FILE` wrote)")
+    raise CliError(f"run {run.number} of '{name}' has no {BEST} ({run.folder}): it has not "
+                   "finished an epoch", NO_INPUT, hint=hint)
 
 
 @contextlib.contextmanager

@@ -3,7 +3,8 @@ off, batch normalization's running statistics) on the validation data (the spec'
 another part of its data (--split test|validation|train|all), or all the rows of --data FILE.
 The figures equal those train reports for the same parameters; with the precision, recall or
 f1 metric each class's figures too, with confusion (or --confusion FILE.png) the confusion
-matrix."""
+matrix. The parameters: --params FILE, else the best.npz of the latest run
+(OUT_DIR/NAME/runs/N/; --run N: run N)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,13 @@ SPLITS = ("test", "validation", "train", "all")
 @command
 def evaluate(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
-    params: Path = typer.Option(..., "--params", help="Trained parameters (.npz: --save, "
-                                "best.npz or a checkpoint)."),
+    params: Path | None = typer.Option(None, "--params", help="Trained parameters (.npz: "
+                                       "--save, best.npz or a checkpoint; default: the "
+                                       "latest run's best.npz)."),
+    run: int | None = typer.Option(None, "--run", min=1, help="Take run N's best.npz "
+                                   "(default: the latest run's)."),
+    out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder (its "
+                                "NAME/runs/)."),
     data: Path | None = typer.Option(None, "--data", help="Evaluate every row of this file "
                                      "(default: the spec's validation data)."),
     split: str | None = typer.Option(None, "--split", help="Which rows of the spec's data: "
@@ -51,12 +57,16 @@ def evaluate(
 ) -> None:
     if split is not None and split not in SPLITS:
         raise CliError(f"--split {split!r}: choose one of {', '.join(SPLITS)}", USAGE)
+    if params is not None and run is not None:
+        raise CliError("--params and --run both name the parameters; give one", USAGE)
     loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
     if loaded.loss is None:
         raise CliError(f"spec '{loaded.name}' has no loss to evaluate", USAGE)
     if split not in (None, "all") and (data is not None or overrides):
         raise CliError(f"--split {split} names a part of the spec's data; --data and --input "
                        "give other rows, which are evaluated whole", USAGE)
+    if params is None:
+        params, _ = workflow.run_params(out_dir, loaded.name, run, spec)
     try:
         settings = settings_for(loaded, seed=seed)
         whole = split == "all" or data is not None or bool(overrides)

@@ -1,7 +1,10 @@
 """Predict: the spec's outputs for any number of rows, in evaluation mode, in batches. Rows
 come from --input NAME=FILE (a CSV with the data's column names, .npy, .npz) or the spec's
 data; written as CSV (one row per example, columns named after the outputs), .npz, or - for
-CSV on stdout."""
+CSV on stdout. The parameters: --params FILE, else the best.npz of the latest run
+(OUT_DIR/NAME/runs/N/; --run N: run N). Without -o, the predictions go into the folder of the
+run they come from (runs/N/predictions.csv), or with --params into
+OUT_DIR/NAME/predictions.csv."""
 
 from __future__ import annotations
 
@@ -30,13 +33,17 @@ STDOUT = "-"
 @command
 def predict(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
-    params: Path = typer.Option(..., "--params", help="Trained parameters (.npz)."),
+    params: Path | None = typer.Option(None, "--params", help="Trained parameters (.npz; "
+                                       "default: the latest run's best.npz)."),
+    run: int | None = typer.Option(None, "--run", min=1, help="Take run N's best.npz "
+                                   "(default: the latest run's)."),
     inputs: list[str] = typer.Option([], "--input", help="Rows of an input: NAME=PATH or "
                                      "NAME=-."),
     data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
                                      "from this file."),
     out: str | None = typer.Option(None, "-o", "--output", help="preds.csv, preds.npz or - "
-                                   "(default: OUT_DIR/NAME/predictions.csv)."),
+                                   "(default: predictions.csv in the run's folder; with "
+                                   "--params, in OUT_DIR/NAME/)."),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Rows per forward pass."),
     seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
@@ -47,9 +54,15 @@ def predict(
     if out is not None and out != STDOUT and Path(out).suffix.lower() not in (".csv", ".npz"):
         raise CliError(f"-o {out}: predictions are written as .csv, .npz or - (CSV on "
                        "stdout)", USAGE)
+    if params is not None and run is not None:
+        raise CliError("--params and --run both name the parameters; give one", USAGE)
     loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
     if not loaded.outputs:
         raise CliError(f"spec '{loaded.name}' declares no outputs to predict", USAGE)
+    folder = None  # where the predictions go without -o: the run's folder, if they are a run's
+    if params is None:
+        params, taken = workflow.run_params(out_dir, loaded.name, run, spec)
+        folder = taken.folder
     graph_only = _without_loss(loaded)
     seed = loaded.seed if seed is None else seed
     arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides,
@@ -81,8 +94,10 @@ def predict(
     if out == STDOUT:
         _print(_csv(predictions))
         return
-    target = Path(out) if out is not None else \
-        files.artifact_dir(out_dir, loaded.name) / "predictions.csv"
+    if out is not None:
+        target = Path(out)
+    else:
+        target = (folder or files.artifact_dir(out_dir, loaded.name)) / "predictions.csv"
     if target.suffix.lower() == ".npz":
         written = files.write_npz(target, predictions)
     else:

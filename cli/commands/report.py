@@ -2,9 +2,11 @@
 to the nodes it made), the executed graph, the IR before and after the passes and what the
 passes changed (inline SVG, pan and zoom), the path taken, what each pass removed, and, with
 the artifacts for them, a dynamic-vs-static timing chart per batch size and training curves.
-It reads run.json, ir.txt, ir.optimized.txt, bench.json and train.csv from the artifacts
-folder and runs `run --mode static`, `bench` (with --bench) or `train` (with --train) first for
-any that is missing, older than the spec, or unreadable (not what its command writes). An
+It reads run.json, ir.txt, ir.optimized.txt and bench.json from the artifacts folder and
+train.csv from the latest run's folder (runs/N/; --run N: run N's), and runs `run --mode
+static`, `bench` (with --bench) or `train` (with --train: a new run) first for any that is
+missing, older than the spec, or unreadable (not what its command writes; a run named with
+--run is shown as it is). An
 artifact it shows without making it (bench.json without --bench, train.csv without --train)
 that cannot be read is an error (65) at its place in that file; a folder or a FIFO in an
 artifact's place is an error (66) at once."""
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from cli import files, output, specs
+from cli import files, output, specs, workflow
 from cli.errors import NO_INPUT, USAGE, CliError, command
 from cli.options import plugin_option
 from graphcore.commands.report.artifacts import (
@@ -32,6 +34,7 @@ from graphcore.commands.report.artifacts import (
     parse_train_csv,
 )
 from graphcore.commands.report.page import GraphView, ReportData, render_report
+from graphcore.commands.train.run_folders import run_numbers, runs_folder
 from graphcore.commands.viz.diff import diff_dots, parse_dot
 from graphcore.commands.viz.draw import draw_stages, render_svg
 from graphcore.errors import RenderError, SpecError, SpecErrors
@@ -53,6 +56,8 @@ def report(
     with_bench: bool = typer.Option(False, "--bench", help="Show the timing chart (runs "
                                     "`graphtool bench --batch 1,8,32` when bench.json is "
                                     "missing)."),
+    run_number: int | None = typer.Option(None, "--run", min=1, help="Show run N's training "
+                                          "curves (default: the latest run's)."),
     plugins: list[Path] = plugin_option(),
     out_dir: str = typer.Option("outputs", "--out-dir", help="Artifacts folder."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
@@ -81,9 +86,11 @@ def report(
         if _invoke(ctx, ["bench", spec, *plugged, "--batch", BENCH_BATCHES, "--out-dir", out_dir,
                     "-q"]) != 0 or not bench_json.exists():
             _require(_invoke(ctx, ["bench", spec, *plugged, "--out-dir", out_dir, "-q"]))
-    train_csv = folder / "train.csv"
-    if with_train and _fresh_artifact(train_csv, parse_train_csv, spec_time) is None:
+    train_csv = _train_csv(out_dir, loaded.name, run_number, spec)
+    if with_train and run_number is None and (
+            train_csv is None or _fresh_artifact(train_csv, parse_train_csv, spec_time) is None):
         _require(_invoke(ctx, ["train", spec, *plugged, "--out-dir", out_dir, "-q"]))
+        train_csv = _train_csv(out_dir, loaded.name, None, spec)
 
     problems: list[SpecError] = []  # every artifact's, said at once
 
@@ -98,7 +105,8 @@ def report(
     static = "static" in run
     ir_before = shown(ir_txt, parse_ir_text) if static else None
     ir_after = shown(ir_optimized, parse_ir_text) if static else None
-    bench, train = shown(bench_json, parse_bench_json), shown(train_csv, parse_train_csv)
+    bench = shown(bench_json, parse_bench_json)
+    train = None if train_csv is None else shown(train_csv, parse_train_csv)
     if problems:
         raise SpecErrors(problems)
     data = ReportData(
@@ -107,6 +115,13 @@ def report(
         ir_after=ir_after, bench=bench, train=train, notes=notes)
     written = files.write_text(folder / "report.html", render_report(data))
     output.wrote([written], quiet)
+
+
+def _train_csv(out_dir: str, name: str, number: int | None, spec: str) -> Path | None:
+    """The train.csv of run ``number`` (None: the latest run's, or None with no run yet)."""
+    if number is None and not run_numbers(runs_folder(Path(out_dir) / name)):
+        return None
+    return workflow.find_run(out_dir, name, number, spec).folder / "train.csv"
 
 
 def _graphs(loaded: Any, *, static: bool, notes: list[str]) -> list[GraphView]:

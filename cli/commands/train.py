@@ -1,11 +1,14 @@
-"""Train a spec's parameters. A spec with `data:`/`train:` sections trains for epochs with
-validation, metrics and checkpoints (outputs/<name>/train.csv, curves.png, checkpoint.npz,
-best.npz); Ctrl-C writes a checkpoint and exits 130 (`--save` is written only by a run that
-finishes), `--resume [CHECKPOINT]` continues with the interrupted run's options (kept in the
-checkpoint; an option given again replaces its value). One `train` writes a run folder at a
-time (exit 73 for a second). Other specs take N optimizer steps over their inputs and print a
-loss table. Exit 2 when an option does not fit the data, 1 when the spec has no loss, 65 for
-bad data or a checkpoint of another spec."""
+"""Train a spec's parameters. Every `train` writes a new run folder, outputs/<name>/runs/<N>/
+(N = 1, 2, ...; outputs/<name>/runs/latest holds the newest N), so no run is overwritten. A spec
+with `data:`/`train:` sections trains for epochs with validation, metrics and checkpoints
+(train.csv, curves.png, checkpoint.npz, best.npz; with --tensorboard, TensorBoard event files
+in tensorboard/); Ctrl-C writes a checkpoint and exits 130 (`--save` is written only by a run
+that finishes), `--resume [CHECKPOINT]` continues the latest run (`--run N`: run N) in its own
+folder with the interrupted run's options (kept in the checkpoint; an option given again
+replaces its value). A run folder is written by one `train` at a time (exit 73 for a second
+`--resume` of a run still training). Other specs take N optimizer steps over their inputs,
+print a loss table and write train.csv in their run folder. Exit 2 when an option does not fit
+the data, 1 when the spec has no loss, 65 for bad data or a checkpoint of another spec."""
 
 # A batch size larger than the data (or a spec whose inputs have no batch axis) is a usage
 # error, exit 2, not 65: the spec and its data are fine, the option does not fit them.
@@ -43,15 +46,23 @@ LR_DEFAULTS = ", ".join(f"{name} {optimizers.default_learning_rate(name):g}"
 def train(
     spec: str = typer.Argument(..., help="Spec file, or - to read the spec from stdin."),
     checkpoint: Path | None = typer.Argument(
-        None, help="With --resume: the checkpoint to continue from (default: "
-        "OUT_DIR/NAME/checkpoint.npz)."),
+        None, help="With --resume: the checkpoint to continue from (default: the latest run's, "
+        "OUT_DIR/NAME/runs/N/checkpoint.npz)."),
     steps: int | None = typer.Option(None, "--steps", min=1, help="Optimizer steps (default "
                                      "100; with data: the spec's epochs)."),
     epochs: int | None = typer.Option(None, "--epochs", min=1, help="Passes over the data "
                                       "(specs with `data:`)."),
     data: Path | None = typer.Option(None, "--data", help="Read the spec's `data:` inputs "
                                      "from this file."),
-    resume: bool = typer.Option(False, "--resume", help="Continue from a checkpoint."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a run from its checkpoint, "
+                                "in its folder."),
+    run: int | None = typer.Option(None, "--run", min=1, help="With --resume: the run to "
+                                   "continue (default: the latest)."),
+    tensorboard: bool | None = typer.Option(
+        None, "--tensorboard/--no-tensorboard", help="Also write the losses, metrics and "
+        "learning rate of every log entry as TensorBoard event files in the run folder's "
+        "tensorboard/ (the optional extra: pip install 'graphtool[tensorboard]'; default: "
+        "off, or the resumed run's)."),
     shuffle: bool | None = typer.Option(None, "--shuffle/--no-shuffle", help="Visit the rows "
                                         "in a new random order each epoch (default: the "
                                         "spec's, true)."),
@@ -91,24 +102,30 @@ def train(
     if checkpoint is not None and not resume:
         raise CliError(f"unexpected argument {str(checkpoint)!r} (a checkpoint goes after "
                        "--resume)", USAGE)
+    if run is not None and not resume:
+        raise CliError("--run names the run --resume continues; a `train` without --resume "
+                       "starts a new run", USAGE)
     loaded, overrides = workflow.load_spec(spec, sets, inputs, plugins, data)
     if loaded.data is not None or loaded.train is not None or epochs is not None or resume:
         given = train_workflow.RunOptions(
             epochs=epochs, steps=steps, batch_size=batch_size,
             optimizer=None if optimizer is None else optimizer.value, lr=lr, shuffle=shuffle,
             seed=seed, mode=None if mode is None else mode.value,
-            batching=None if batching is None else batching.value, passes=pass_list)
+            batching=None if batching is None else batching.value, passes=pass_list,
+            tensorboard=tensorboard)
         inputs_given = [*(("--set", v) for v in sets), *(("--input", v) for v in inputs),
                         *(("--plugin", str(v)) for v in plugins),
                         *((("--data", str(data)),) if data is not None else ())]
         train_workflow.train(loaded, overrides, given, spec_arg=spec, inputs_given=inputs_given,
                              resume=resume, checkpoint=checkpoint, params=params, save=save,
-                             json_out=json_out, out_dir=out_dir, quiet=quiet)
+                             json_out=json_out, out_dir=out_dir, quiet=quiet,
+                             run_number=run)
         return
     mode = mode or Mode.dynamic
-    if params is not None or shuffle is not None:
-        raise CliError(f"{'--params' if params is not None else '--shuffle'} applies to specs "
-                       "with a `data:` or `train:` section", USAGE)
+    for flag, value in (("--params", params), ("--shuffle", shuffle),
+                        ("--tensorboard", tensorboard)):
+        if value is not None:
+            raise CliError(f"{flag} applies to specs with a `data:` or `train:` section", USAGE)
     optimizer = optimizer or OptimizerName.adam
     steps = 100 if steps is None else steps
     with _progress(steps, quiet) as on_step:
@@ -122,13 +139,13 @@ def train(
     refused = pad_refusal(result.batching)
     if refused is not None:
         output.note(output.pad_warning(refused), quiet)
-    folder = files.artifact_dir(out_dir, loaded.name)
-    written = [files.write_text(folder / "train.csv", _csv(result.losses))]
+    run = workflow.new_run(out_dir, loaded.name)
+    written = [files.write_text(run.folder / "train.csv", _csv(result.losses))]
     if save is not None:
         buffer = io.BytesIO()  # every array the model has (persistent values too), as npz
         serializers.save_npz(buffer, result.model)
         written.append(files.write_bytes(save, buffer.getvalue()))
-    document = result.to_dict()
+    document = {**result.to_dict(), "run": run.number, "run_folder": str(run.folder)}
     if json_out:
         output.emit_json(document)
     else:

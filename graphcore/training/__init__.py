@@ -5,7 +5,8 @@
   update);
 - ``triggers``: interval, early stopping, best value (``get_trigger``);
 - ``extension``, ``extensions``: ``Evaluator``, ``LogReport``, ``PrintReport``, ``PlotReport``,
-  ``snapshot``, ``ProgressBar``, ``DumpGraph``.
+  ``snapshot``, ``ProgressBar``, ``DumpGraph``, ``TensorBoardReport`` (log entries as
+  TensorBoard scalars; the optional ``tensorboardX`` package, imported only there).
 
 The datasets, iterators, reporter, converter and serialize protocol it uses are Chainer's
 modules of their own (``graphcore.datasets``, ``.iterators``, ``.reporter``, ``.dataset``,

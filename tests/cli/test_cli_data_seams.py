@@ -285,7 +285,7 @@ outputs: [_]
 def test_a_checkpoint_still_loads_as_predict_parameters(folder):
     trained(folder)
     result = cli("predict", folder / "four.yaml", "--params",
-                 folder / "o" / "four" / "checkpoint.npz", "-o", "-")
+                 folder / "o" / "four" / "runs" / "1" / "checkpoint.npz", "-o", "-")
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == 25
 

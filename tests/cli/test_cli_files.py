@@ -267,7 +267,7 @@ def wait_for(child: subprocess.Popen, text: str, times: int = 1) -> None:
                                                             (signal.SIGINT, 130, "interrupted")]))
 def test_a_signal_during_a_save_removes_its_temporary(signum, code, word, tmp_path):
     child = start_driver(tmp_path, "train", str(SPEC), "--steps", "2", "-q", "--save",
-                         "params.npz", pause_at=2)  # after train.csv
+                         "params.npz", pause_at=3)  # after runs/latest and train.csv
     wait_for(child, "replacing params.npz")
     assert temporaries(tmp_path), "the temporary file exists while the save is under way"
     child.send_signal(signum)

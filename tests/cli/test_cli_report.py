@@ -37,7 +37,8 @@ def test_report_with_bench_and_train_shows_every_part(spec, tmp_path):
     assert result.stderr.strip() == f"wrote {folder / 'report.html'}"
     assert result.stdout == ""  # the commands it ran printed nothing
     assert {p.name for p in folder.iterdir()} >= {"run.json", "ir.txt", "ir.optimized.txt",
-                                                   "bench.json", "train.csv", "report.html"}
+                                                   "bench.json", "runs", "report.html"}
+    assert (folder / "runs" / "1" / "train.csv").exists()  # the run --train made
     text = (folder / "report.html").read_text()
     page = check_page(text)
     assert page.tags["svg"] == 4 + 1 + 1  # 4 graphs, the timing chart, the loss curve
@@ -91,8 +92,8 @@ def test_without_bench_or_train_the_page_says_how_to_get_them(spec, tmp_path):
 
 def test_train_csv_is_read_tolerantly(spec, tmp_path):
     folder = tmp_path / "seed_dynamic"
-    folder.mkdir()
-    (folder / "train.csv").write_text("step,loss,accuracy,phase\n1,2.0,0.5,train\n"
+    (folder / "runs" / "1").mkdir(parents=True)
+    (folder / "runs" / "1" / "train.csv").write_text("step,loss,accuracy,phase\n1,2.0,0.5,train\n"
                                       "2,1.0,0.75,train\n3,nan,0.8,train\n")
     result = report(spec, "--train", "--out-dir", tmp_path)
     assert result.exit_code == 0, result.stderr
@@ -154,8 +155,9 @@ def test_a_spec_with_a_plugin_op_is_reported_with_the_plugin_loaded(tmp_path):
                     "--out-dir", out)
     assert result.exit_code == 0, result.stderr
     folder = out / "swish_mlp"
-    assert {"run.json", "bench.json", "train.csv", "report.html"} <= \
+    assert {"run.json", "bench.json", "runs", "report.html"} <= \
         {p.name for p in folder.iterdir()}
+    assert (folder / "runs" / "1" / "train.csv").exists()
     page = check_page((folder / "report.html").read_text())
     assert page.tags["svg"] == 4 + 1 + 1
     assert "swish" in (folder / "ir.txt").read_text()

@@ -124,9 +124,9 @@ def test_markup_in_the_artifacts_is_text_in_the_browser(tmp_path):
     run["static"]["passes"][0]["name"] = INJECTED
     run["static"]["passes"][0]["notes"] = [INJECTED]
     (folder / "run.json").write_text(json.dumps(run))
-    csv_text = (folder / "train.csv").read_text()
-    (folder / "train.csv").write_text(csv_text.replace("loss", '"' + INJECTED.replace(
-        '"', '""') + '"', 1))
+    train_csv = folder / "runs" / "1" / "train.csv"
+    csv_text = train_csv.read_text()
+    train_csv.write_text(csv_text.replace("loss", '"' + INJECTED.replace('"', '""') + '"', 1))
     result = CliRunner().invoke(app, ["report", str(spec), "--train", "--out-dir", str(out)])
     assert result.exit_code == 0, result.stderr
     visit = open_page((folder / "report.html").as_uri(),

@@ -62,6 +62,11 @@ def report(spec, *options):
                                "-q", *options])
 
 
+def artifact(folder: Path, name: str) -> Path:
+    """Where report reads ``name``: train.csv in the (only) run's folder, the rest beside it."""
+    return folder / "runs" / "1" / name if name == "train.csv" else folder / name
+
+
 def write_fresh(path: Path, data: str | bytes) -> None:
     path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     os.utime(path, (2_000_000_000, 2_000_000_000))
@@ -141,16 +146,16 @@ def without_drawings(monkeypatch):
 @pytest.mark.parametrize("name", ["run.json", "bench.json"])
 def test_markup_in_any_field_of_a_json_artifact_stays_text(workspace, without_drawings, name):
     spec, folder = workspace
-    original = json.loads((folder / name).read_text())
+    original = json.loads(artifact(folder, name).read_text())
     places = list(json_places(original))
     assert len(places) > 40  # the walk found the artifact's fields
     outcomes = {"shown": 0, "made again": 0, "refused": 0, "not on the page": 0}
     for n, place in enumerate(places):
         marker = markup(n)
-        write_fresh(folder / name, json.dumps(with_markup(original, place, marker)))
+        write_fresh(artifact(folder, name), json.dumps(with_markup(original, place, marker)))
         result = report(spec)
         if name == "bench.json" and result.exit_code == 65:  # report does not make it here
-            assert_refused_at_a_place(result, folder / name)
+            assert_refused_at_a_place(result, artifact(folder, name))
             outcomes["refused"] += 1
             continue
         assert result.exit_code == 0, (place, result.stderr)
@@ -158,7 +163,7 @@ def test_markup_in_any_field_of_a_json_artifact_stays_text(workspace, without_dr
         assert_inert(page, marker)
         if f"alert({n})" in page:
             outcome = "shown"  # as text
-        elif f"alert({n})" not in (folder / name).read_text():
+        elif f"alert({n})" not in artifact(folder, name).read_text():
             outcome = "made again"  # a run.json report could not read: run again
         else:
             outcome = "not on the page"
@@ -173,11 +178,11 @@ def test_markup_in_any_field_of_a_json_artifact_stays_text(workspace, without_dr
 def test_markup_in_any_cell_of_train_csv_and_in_the_ir_texts_stays_text(workspace,
                                                                           without_drawings):
     spec, folder = workspace
-    original = (folder / "train.csv").read_text()
+    original = (folder / "runs" / "1" / "train.csv").read_text()
     shown = 0
     for n, place in enumerate(csv_places(original)):
         marker = markup(n)
-        write_fresh(folder / "train.csv", csv_with_markup(original, place, marker))
+        write_fresh(folder / "runs" / "1" / "train.csv", csv_with_markup(original, place, marker))
         result = report(spec)
         assert result.exit_code == 0, (place, result.stderr)
         page = (folder / "report.html").read_text()
@@ -185,17 +190,18 @@ def test_markup_in_any_cell_of_train_csv_and_in_the_ir_texts_stays_text(workspac
         shown += "alert(" + str(n) + ")" in page  # a header cell: the column's name
     assert shown >= 1
     for name in ("ir.txt", "ir.optimized.txt"):
-        text = (folder / name).read_text()
+        text = artifact(folder, name).read_text()
         lines = text.splitlines()
         for n in range(len(lines)):
             marker = markup(1000 + n)
-            write_fresh(folder / name, "\n".join([*lines[:n], marker + lines[n], *lines[n + 1:]]))
+            write_fresh(artifact(folder, name),
+                        "\n".join([*lines[:n], marker + lines[n], *lines[n + 1:]]))
             result = report(spec)
             assert result.exit_code == 0, result.stderr
             page = (folder / "report.html").read_text()
             assert_inert(page, marker)
             assert f"alert({1000 + n})" in page
-        write_fresh(folder / name, text)
+        write_fresh(artifact(folder, name), text)
 
 
 def test_the_reported_fields_are_escaped_or_refused(workspace):
@@ -276,7 +282,7 @@ def test_markup_in_the_spec_its_folder_and_its_file_name_stays_text(tmp_path):
 ])
 def test_a_malformed_run_artifact_is_made_again(workspace, name, data):
     spec, folder = workspace
-    write_fresh(folder / name, data)
+    write_fresh(artifact(folder, name), data)
     result = report(spec)
     assert result.exit_code == 0, result.stderr
     assert json.loads((folder / "run.json").read_text())["static"]["nodes"]
@@ -304,9 +310,9 @@ def test_a_malformed_run_artifact_is_made_again(workspace, name, data):
 def test_a_malformed_artifact_report_does_not_make_is_refused_at_its_place(
         workspace, name, data, message):
     spec, folder = workspace
-    write_fresh(folder / name, data)
+    write_fresh(artifact(folder, name), data)
     result = report(spec)
-    assert_refused_at_a_place(result, folder / name)
+    assert_refused_at_a_place(result, artifact(folder, name))
     assert f"{name}{message}" in result.stderr.splitlines()[0], result.stderr
     option = "--bench" if name == "bench.json" else "--train"
     made_again = report(spec, option)  # report makes it: made again
@@ -323,21 +329,21 @@ def test_a_folder_or_a_fifo_in_an_artifacts_place_is_66_at_once(workspace):
     assert "bench.json: it is a folder" in result.stderr
     (folder / "bench.json").rmdir()
     for name in ("train.csv", "run.json"):
-        (folder / name).unlink()
-        os.mkfifo(folder / name)
-        os.utime(folder / name, (2_000_000_000, 2_000_000_000))
+        artifact(folder, name).unlink()
+        os.mkfifo(artifact(folder, name))
+        os.utime(artifact(folder, name), (2_000_000_000, 2_000_000_000))
         done = subprocess.run([sys.executable, "-m", "cli", "report", str(spec), "--out-dir",
                                str(spec.parent / "out")], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 66, done.stderr
         assert f"{name}: it is not a regular file" in done.stderr
-        (folder / name).unlink()
+        artifact(folder, name).unlink()
 
 
 def test_every_malformed_artifact_is_said_at_once(workspace):
     spec, folder = workspace
     write_fresh(folder / "bench.json", b'{"results": 3}')
-    write_fresh(folder / "train.csv", b"step,loss\n1\n")
+    write_fresh(folder / "runs" / "1" / "train.csv", b"step,loss\n1\n")
     result = report(spec)
     assert result.exit_code == 65
     lines = [line for line in result.stderr.splitlines() if ": error: " in line]
@@ -360,7 +366,7 @@ def test_any_value_anywhere_is_read_and_drawn_or_refused_at_its_place(made, name
 
     folder, spec = made
     parse = parse_run_json if name == "run.json" else parse_bench_json
-    original = json.loads((folder / name).read_text())
+    original = json.loads(artifact(folder, name).read_text())
     outcomes = {"drawn": 0, "refused": 0}
     for place in json_places(original):
         for value in REPLACEMENTS if place[0] == "value" else [markup(5)]:

@@ -95,7 +95,7 @@ def test_a_checkpoint_of_another_spec_is_refused_saying_whose_it_is(folder):
     result = cli("train", Path("other/points.yaml"), "--epochs", 3, "--resume")
     assert result.exit_code == 65, result.stderr
     assert result.stderr == (
-        f"error: {Path('outputs/points/checkpoint.npz')}: a checkpoint of another spec, "
+        f"error: {Path('outputs/points/runs/1/checkpoint.npz')}: a checkpoint of another spec, "
         "'points' (points.yaml): its data columns differ (t: column label (int32) then, "
         "column y (int32) now; x: columns f1, f2 (float32) then, columns u, v (float32) now); "
         "it was made by: graphtool train points.yaml --epochs 2; resume with that spec, or "
@@ -208,7 +208,7 @@ TAMPERED = [
 @pytest.fixture
 def trained(folder) -> dict[str, np.ndarray]:
     assert cli("train", "points.yaml", "--epochs", 2, "-q").exit_code == 0
-    return params_of(folder / "outputs" / "points" / "checkpoint.npz")
+    return params_of(folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz")
 
 
 @pytest.mark.parametrize("edit, message", TAMPERED, ids=[e for e, _ in TAMPERED])
@@ -226,11 +226,11 @@ def test_a_tampered_checkpoint_is_exit_65_naming_the_file_and_the_key(folder, tr
     assert result.exit_code == 65, result.stderr
     assert result.stderr.startswith(f"error: {path}: {message}"), result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
-    assert not (Path("o") / "points" / "train.csv").exists()  # nothing written
+    assert not (Path("o") / "points" / "runs" / "1" / "train.csv").exists()  # nothing written
 
 
 def test_truncated_and_crc_damaged_checkpoints_are_exit_65(folder, trained):
-    data = (Path("outputs") / "points" / "checkpoint.npz").read_bytes()
+    data = (Path("outputs") / "points" / "runs" / "1" / "checkpoint.npz").read_bytes()
     Path("truncated.npz").write_bytes(data[:len(data) // 2])
     result = cli("train", "points.yaml", "--resume", "truncated.npz")
     assert result.exit_code == 65
@@ -364,7 +364,7 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     out_dir = folder / "run dir"  # a space, to be quoted
     child = graphtool("train", "points.yaml", "--epochs", 120, "--lr", 0.01, "--out-dir",
                       "run dir", "--save", "final.npz", "-q", cwd=folder)
-    err = _interrupt(child, out_dir / "points" / "checkpoint.npz")
+    err = _interrupt(child, out_dir / "points" / "runs" / "1" / "checkpoint.npz")
     _, full_err = full.communicate(timeout=300)
     assert full.returncode == 0, full_err
     if child.returncode == 0:
@@ -383,8 +383,8 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     _, err = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, err
     assert_same_params(folder / "full.npz", folder / "final.npz")
-    assert rows_without_time(out_dir / "points" / "train.csv") == \
-        rows_without_time(folder / "full" / "points" / "train.csv")
+    assert rows_without_time(out_dir / "points" / "runs" / "1" / "train.csv") == \
+        rows_without_time(folder / "full" / "points" / "runs" / "1" / "train.csv")
     # a bare --resume of the interrupted run's checkpoint continues as the hint does
     bare = graphtool("train", "points.yaml", "--resume", "--out-dir", "copy", "--save",
                      "bare.npz", "-q", cwd=folder)
@@ -428,7 +428,7 @@ def test_a_run_stopped_at_random_moments_then_resumed_equals_an_uninterrupted_on
                                                      "metrics: [accuracy], log_every: 3"))
     assert cli("train", spec, "--epochs", 150, "--out-dir", folder / "full", "--save",
                folder / "full.npz", "-q").exit_code == 0
-    checkpoint = folder / "outputs" / "points" / "checkpoint.npz"
+    checkpoint = folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz"
     rng = np.random.RandomState(3)
     command = ["train", "points.yaml", "--epochs", 150, "-q"]
     for attempt in range(4):
@@ -453,35 +453,38 @@ def test_a_run_stopped_at_random_moments_then_resumed_equals_an_uninterrupted_on
     _, err = last.communicate(timeout=300)
     assert last.returncode == 0, err
     assert_same_params(folder / "full.npz", folder / "resumed.npz")
-    assert rows_without_time(folder / "outputs" / "points" / "train.csv") == \
-        rows_without_time(folder / "full" / "points" / "train.csv")
+    assert rows_without_time(folder / "outputs" / "points" / "runs" / "1" / "train.csv") == \
+        rows_without_time(folder / "full" / "points" / "runs" / "1" / "train.csv")
 
 
 # --- one run per run folder --------------------------------------------------------------
 
-@pytest.mark.slow  # three training processes
-def test_a_second_train_into_a_run_folder_in_use_is_refused_naming_the_first(folder):
+@pytest.mark.slow  # four training processes
+def test_a_resume_of_a_run_still_training_is_refused_naming_it_and_a_new_train_is_not(folder):
     """Regression: two runs of one spec both exited 0, leaving one's best.npz beside the
-    other's checkpoint.npz and train.csv. A killed run's lock goes with it (kill -9)."""
+    other's checkpoint.npz and train.csv. A new `train` gets a folder of its own; a `--resume`
+    of the run still training is refused. A killed run's lock goes with it (kill -9)."""
     first = graphtool("train", "points.yaml", "--epochs", 100000, "-q", cwd=folder)
     try:
         deadline = time.monotonic() + 60
-        checkpoint = folder / "outputs" / "points" / "checkpoint.npz"
+        checkpoint = folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz"
         while not checkpoint.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         second = graphtool("train", "points.yaml", "--epochs", 1, "-q", cwd=folder)
-        out, err = second.communicate(timeout=60)
-        assert second.returncode == 73, err
-        assert err == f"error: {Path('outputs/points')} is being written by another training " \
-            f"run (process {first.pid})\nhint: wait for it to end, or give this run another " \
-            "--out-dir\n"
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert (folder / "outputs" / "points" / "runs" / "2" / "best.npz").exists()
+        resumed = graphtool("train", "points.yaml", "--resume", "--run", 1, "-q", cwd=folder)
+        out, err = resumed.communicate(timeout=60)
+        assert resumed.returncode == 73, err
+        assert err == f"error: {Path('outputs/points/runs/1')} is being written by another " \
+            f"training run (process {first.pid})\nhint: wait for it to end; `train` without " \
+            "--resume starts a run of its own\n"
         assert out == ""
-        elsewhere = cli("train", folder / "points.yaml", "--epochs", 1, "-q", "--out-dir",
-                        folder / "elsewhere")
-        assert elsewhere.exit_code == 0, elsewhere.stderr
     finally:
         first.kill()
         first.communicate(timeout=30)
-    after = graphtool("train", "points.yaml", "--epochs", 1, "-q", cwd=folder)
+    after = graphtool("train", "points.yaml", "--resume", "--run", 1, "--epochs", 1, "-q",
+                      cwd=folder)
     _, err = after.communicate(timeout=60)
     assert after.returncode == 0, err

@@ -29,12 +29,13 @@ def test_train_lowers_the_loss(name, tmp_path):
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert set(doc) == {"schema_version", "spec", "seed", "mode", "optimizer", "lr", "steps",
-                        "batch_size", "losses", "final_loss"}
+                        "batch_size", "losses", "final_loss", "run", "run_folder"}
     assert (doc["spec"], doc["seed"], doc["mode"], doc["optimizer"], doc["lr"], doc["steps"]) \
         == (name, 0, "dynamic", "adam", 0.01, 30)
     assert len(doc["losses"]) == 30
     assert doc["final_loss"] < doc["losses"][0] and doc["losses"][-1] < doc["losses"][0]
-    csv = tmp_path / name / "train.csv"
+    csv = tmp_path / name / "runs" / "1" / "train.csv"
+    assert (doc["run"], doc["run_folder"]) == (1, str(csv.parent))
     assert result.stderr == f"wrote {csv}\n"  # off a terminal: no progress bar
     lines = csv.read_text().splitlines()
     assert lines[0] == "step,loss" and len(lines) == 31
@@ -109,7 +110,7 @@ def test_quiet_and_stdin_spec(tmp_path):
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     assert json.loads(result.stdout)["spec"] == "seed_static"
-    assert (tmp_path / "seed_static" / "train.csv").exists()
+    assert (tmp_path / "seed_static" / "runs" / "1" / "train.csv").exists()
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch, tmp_path):

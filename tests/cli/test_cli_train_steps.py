@@ -197,7 +197,7 @@ loss: {op: mean_squared_error, from: [p, y]}
     assert "…" not in text and "..." not in text
     assert max(len(line) for line in text.splitlines()[1:]) <= 80, text
     words = set(text.split())
-    with open(tmp_path / "wide" / "train.csv") as f:
+    with open(tmp_path / "wide" / "runs" / "1" / "train.csv") as f:
         for row in csv.DictReader(f):
             for key in ("loss", "mae", "mse", "validation_loss", "validation_mae",
                         "validation_mse"):

@@ -59,21 +59,21 @@ def test_train_reports_epochs_and_writes_its_files(folder):
     assert doc["log"][-1]["iteration"] == doc["step"] == int(np.ceil(6 * 120 / 16))
     assert doc["log"][-1]["loss"] < doc["log"][0]["loss"]
     assert {"loss", "accuracy", "validation_loss", "validation_accuracy"} <= set(doc["log"][0])
-    rows = (out / "points" / "train.csv").read_text().splitlines()
+    rows = (out / "points" / "runs" / "1" / "train.csv").read_text().splitlines()
     assert rows[0] == "kind,epoch,step,loss,accuracy,validation_loss,validation_accuracy," \
         "elapsed_s"
     assert len(rows) == 7 and rows[-1].startswith("epoch,6,")
     best = doc["best"]
     assert best["metric"] == "validation_accuracy"
     assert best["value"] == max(e["validation_accuracy"] for e in doc["log"])
-    with np.load(out / "points" / "checkpoint.npz") as ckpt:
+    with np.load(out / "points" / "runs" / "1" / "checkpoint.npz") as ckpt:
         assert int(ckpt["trainer/updater/iteration"]) == doc["step"]
         assert "trainer/updater/optimizer:main/t" in ckpt.files
         assert "trainer/_numpy_random/keys" in ckpt.files
 
     # evaluate reproduces the validation figures of the best epoch from best.npz
-    evaluated = cli("evaluate", folder / "points.yaml", "--params", out / "points" / "best.npz",
-                    "--json")
+    evaluated = cli("evaluate", folder / "points.yaml", "--params",
+                    out / "points" / "runs" / "1" / "best.npz", "--json")
     assert evaluated.exit_code == 0, evaluated.stderr
     figures = json.loads(evaluated.stdout)
     entry = next(e for e in doc["log"] if e["epoch"] == best["epoch"])
@@ -87,7 +87,7 @@ def test_curves_png_is_a_real_chart(folder):
 
     result = cli("train", folder / "points.yaml", "--epochs", 3, "--out-dir", folder / "o")
     assert result.exit_code == 0, result.stderr
-    png = folder / "o" / "points" / "curves.png"
+    png = folder / "o" / "points" / "runs" / "1" / "curves.png"
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
@@ -130,7 +130,7 @@ def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
     full = graphtool("train", spec, "--epochs", 60, "--out-dir", "full", "--save", "full.npz",
                      "-q", cwd=folder)
     interrupted = graphtool("train", spec, "--epochs", 60, "-q", cwd=folder)
-    checkpoint = folder / "outputs" / "points" / "checkpoint.npz"
+    checkpoint = folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz"
     deadline = time.monotonic() + 60
     while not checkpoint.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -141,7 +141,7 @@ def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
     if interrupted.returncode == 0:
         pytest.skip("training finished before the signal arrived (a very fast machine)")
     assert interrupted.returncode == 130, err
-    assert "interrupted at step" in err and str(Path("outputs/points/checkpoint.npz")) in err
+    assert "interrupted at step" in err and str(Path("outputs/points/runs/1/checkpoint.npz")) in err
     with np.load(checkpoint) as ckpt:
         step = int(ckpt["trainer/updater/iteration"])
     assert 0 < step < 60 * 8
@@ -153,8 +153,9 @@ def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
         assert a.files == b.files
         for key in a.files:
             np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-    full_log = (folder / "full" / "points" / "train.csv").read_text().splitlines()
-    resumed_log = (folder / "outputs" / "points" / "train.csv").read_text().splitlines()
+    run = Path("points") / "runs" / "1"
+    full_log = (folder / "full" / run / "train.csv").read_text().splitlines()
+    resumed_log = (folder / "outputs" / run / "train.csv").read_text().splitlines()
     strip = [line.rsplit(",", 1)[0] for line in full_log]  # elapsed time differs
     assert [line.rsplit(",", 1)[0] for line in resumed_log] == strip
 
@@ -162,7 +163,7 @@ def test_sigint_checkpoints_and_resume_equals_an_uninterrupted_run(folder):
 def test_sigkill_never_leaves_an_unreadable_checkpoint(folder):
     spec = folder / "points.yaml"
     spec.write_text(SPEC.replace("train: {epochs: 6,", "train: {epochs: 100000,"))
-    checkpoint = folder / "outputs" / "points" / "checkpoint.npz"
+    checkpoint = folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz"
     for delay in (0.0, 0.013, 0.031, 0.047):
         process = graphtool("train", spec, "-q", cwd=folder)
         deadline = time.monotonic() + 60
@@ -222,11 +223,11 @@ def test_no_shuffle_visits_rows_in_file_order(folder):
     result = cli("train", folder / "points.yaml", "--epochs", 1, "--no-shuffle", "--out-dir",
                  folder / "o")
     assert result.exit_code == 0, result.stderr
-    with np.load(folder / "o" / "points" / "checkpoint.npz") as ckpt:
+    with np.load(folder / "o" / "points" / "runs" / "1" / "checkpoint.npz") as ckpt:
         assert not any(k.startswith("trainer/updater/iterator:main/order") for k in ckpt.files)
     shuffled = cli("train", folder / "points.yaml", "--epochs", 1, "--out-dir", folder / "s")
     assert shuffled.exit_code == 0
-    with np.load(folder / "s" / "points" / "checkpoint.npz") as ckpt:
+    with np.load(folder / "s" / "points" / "runs" / "1" / "checkpoint.npz") as ckpt:
         order = ckpt["trainer/updater/iterator:main/order"]
     assert sorted(order.tolist()) == list(range(120)) and order.tolist() != list(range(120))
     legacy = cli("train", ROOT / "specs" / "residual_mlp.yaml", "--no-shuffle")
@@ -245,15 +246,16 @@ def test_params_start_and_resume_from_a_named_checkpoint(folder):
     kept = folder / "kept"  # a checkpoint and its run's train.csv, moved elsewhere
     kept.mkdir()
     saved = kept / "checkpoint.npz"
-    saved.write_bytes((folder / "a" / "points" / "checkpoint.npz").read_bytes())
-    (kept / "train.csv").write_bytes((folder / "a" / "points" / "train.csv").read_bytes())
+    run = folder / "a" / "points" / "runs" / "1"
+    saved.write_bytes((run / "checkpoint.npz").read_bytes())
+    (kept / "train.csv").write_bytes((run / "train.csv").read_bytes())
     resumed = cli("train", folder / "points.yaml", "--epochs", 4, "--resume", saved, "--json",
                   "--out-dir", folder / "c")
     assert resumed.exit_code == 0, resumed.stderr
     doc = json.loads(resumed.stdout)
     assert doc["resumed_from"] == str(saved)
     assert [e["epoch"] for e in doc["log"]] == [1, 2, 3, 4]  # the log continues too
-    rows = (folder / "c" / "points" / "train.csv").read_text().splitlines()
+    rows = (folder / "c" / "points" / "runs" / "1" / "train.csv").read_text().splitlines()
     assert [r.split(",")[1] for r in rows[1:]] == ["1", "2", "3", "4"]
     assert cli("train", folder / "points.yaml", saved).exit_code == 2  # a checkpoint needs --resume
 
@@ -267,14 +269,14 @@ def test_a_checkpoint_without_its_train_csv_resumes_and_says_the_log_starts_afte
     part = cli("train", folder / "points.yaml", "--epochs", 3, "--out-dir", folder / "b", "-q")
     assert part.exit_code == 0, part.stderr
     alone = folder / "alone.npz"
-    alone.write_bytes((folder / "b" / "points" / "checkpoint.npz").read_bytes())
+    alone.write_bytes((folder / "b" / "points" / "runs" / "1" / "checkpoint.npz").read_bytes())
     resumed = cli("train", folder / "points.yaml", "--epochs", 4, "--resume", alone, "--json",
                   "--out-dir", folder / "c", "--save", folder / "resumed.npz")
     assert resumed.exit_code == 0, resumed.stderr
     assert f"note: the log before this checkpoint is not available ({folder / 'train.csv'} " \
         "is missing)" in resumed.stderr
     assert [e["epoch"] for e in json.loads(resumed.stdout)["log"]] == [4]
-    rows = (folder / "c" / "points" / "train.csv").read_text().splitlines()
+    rows = (folder / "c" / "points" / "runs" / "1" / "train.csv").read_text().splitlines()
     assert rows[0].startswith("kind,epoch,step,") and [r[:8] for r in rows[1:]] == ["epoch,4,"]
     with np.load(folder / "full.npz") as a, np.load(folder / "resumed.npz") as b:
         assert all(np.array_equal(a[k], b[k]) for k in a.files)

@@ -21,7 +21,9 @@ Per-example runs (sequences, ``examples``) are batched as ``batching`` says; wit
 steps measure the batchings that apply on the first steps and keep the fastest
 (``batching_choice``); ``session.batching`` says what the steps use and why once it is known,
 and ``on_batching(choice)`` is told then. ``on_epoch(entry)`` gets each epoch's log entry as
-the epoch ends.
+the epoch ends. ``tensorboard=True`` also writes every log entry (``train.csv``'s rows) as
+TensorBoard scalars in ``out_dir/tensorboard/`` (``TensorBoardReport``: the optional
+``tensorboardX`` package).
 
 Metrics: ``accuracy``, ``mse`` and ``mae`` are reported every step (their epoch figure, the
 mean over the epoch's steps); ``precision``, ``recall``, ``f1``, ``auc`` and ``r2`` once per
@@ -105,12 +107,14 @@ from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.training import extension as ext
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_matrix, render_panels
+from graphcore.training.extensions.tensorboard_report import TensorBoardReport
 from graphcore.training.extensions.writer import Writer, write_atomic
 from graphcore.training.trainer import Trainer
 from graphcore.training.triggers import EarlyStoppingTrigger, IntervalTrigger
 from graphcore.training.updaters import StandardUpdater
 
 Array = np.ndarray | list[np.ndarray]
+TENSORBOARD = "tensorboard"  # the folder of a run's event files (``tensorboard=True``)
 
 
 # ----------------------------------------------------------------------------- training
@@ -313,6 +317,19 @@ class _Files(ext.Extension):
         self.best_epoch = serializer("best_epoch", self.best_epoch)
 
 
+class _TensorBoard(TensorBoardReport):
+    """The log entries as TensorBoard scalars in ``out/tensorboard/``, named as ``train.csv``'s
+    columns (``epoch/validation_loss``); an interruption waits until a record is whole."""
+
+    def __init__(self, session: TrainingSession, reports: dict[str, LogReport]) -> None:
+        super().__init__(session.out / TENSORBOARD, reports, name=_friendly)
+        self.session = session
+
+    def __call__(self, trainer: Any) -> None:
+        with self.session.whole_files():
+            super().__call__(trainer)
+
+
 class _SessionLog(LogReport):
     """A ``LogReport`` whose entries a checkpoint does not hold: they are ``train.csv``'s
     rows, read back from there on resume (so a checkpoint's size does not grow with them)."""
@@ -368,7 +385,8 @@ class TrainingSession:
                  passes: list[str] | None = None, batching: str | None = None,
                  on_batching: Callable[[BatchingChoice], None] | None = None,
                  on_epoch: Callable[[dict[str, Any]], None] | None = None,
-                 files: bool = True, command: Mapping[str, Any] | None = None) -> None:
+                 files: bool = True, command: Mapping[str, Any] | None = None,
+                 tensorboard: bool = False) -> None:
         if batching is not None:
             check_mode("TrainingSession", batching)
         if spec.loss is None:
@@ -429,6 +447,13 @@ class TrainingSession:
         self.watch = self._watched_metric()
         self.files = _Files(self)
         self.trainer.extend(self.files)
+        if tensorboard and files:
+            reports = {"epoch": self.epoch_log}
+            if self.step_log is not None:
+                reports["step"] = self.step_log
+            # a trigger without state: a checkpoint does not depend on whether a run logs
+            self.trainer.extend(_TensorBoard(self, reports), name="TensorBoard",
+                                trigger=_every_step)
         if settings.checkpoint_every is not None:  # None: only on request_stop()
             self.trainer.extend(_Checkpoint(self, settings.checkpoint_every))
         if on_step is not None:
@@ -615,7 +640,7 @@ class TrainingSession:
         if self.files.best_value is not None:
             best = {"metric": _friendly(self.watch), "value": self.files.best_value,
                     "epoch": self.files.best_epoch, "file": str(self.out / BEST)}
-        for name in (CSV_LOG, CURVES, CHECKPOINT, BEST, TEST_REPORT, CONFUSION):
+        for name in (CSV_LOG, CURVES, CHECKPOINT, BEST, TEST_REPORT, CONFUSION, TENSORBOARD):
             if (self.out / name).exists() and str(self.out / name) not in written:
                 written.append(str(self.out / name))
         return TrainOutcome([dict(e) for e in self.epoch_log.log], updater.iteration,
