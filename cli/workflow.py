@@ -16,8 +16,10 @@ from typing import Any
 from cli import files, specs
 from cli.errors import DATA_ERROR, NO_INPUT, USAGE, CliError, Terminated
 from graphcore.commands.train import run_folders
+from graphcore.commands.train.checkpoint import recorded_command
 from graphcore.commands.train.run_folders import Run
 from graphcore.commands.train.settings import BEST, CHECKPOINT
+from graphcore.errors import SerializationError
 from graphcore.interpreter.params_file import load_params as load_checked
 from graphcore.language.validate_workflow import use_data_file
 from graphcore.spec import Spec
@@ -98,6 +100,16 @@ def run_params(out_dir: str | os.PathLike[str], name: str, number: int | None,
             "--params FILE (e.g. one `train --save FILE` wrote)")
     raise CliError(f"run {run.number} of '{name}' has no {BEST} ({run.folder}): it has not "
                    "finished an epoch", NO_INPUT, hint=hint)
+
+
+def run_seed(run: Run) -> int | None:
+    """The seed run ``run`` trained with, as its checkpoint records it (None: not recorded, or
+    no readable checkpoint), so its validation rows are the ones it was evaluated on."""
+    try:
+        seed = recorded_command(run.folder / CHECKPOINT).get("options", {}).get("seed")
+    except (OSError, SerializationError, AttributeError):
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else None
 
 
 @contextlib.contextmanager

@@ -4,7 +4,8 @@ another part of its data (--split test|validation|train|all), or all the rows of
 The figures equal those train reports for the same parameters; with the precision, recall or
 f1 metric each class's figures too, with confusion (or --confusion FILE.png) the confusion
 matrix. The parameters: --params FILE, else the best.npz of the latest run
-(OUT_DIR/NAME/runs/N/; --run N: run N)."""
+(OUT_DIR/NAME/runs/N/; --run N: run N), evaluated on that run's rows (its --seed, kept in its
+checkpoint, splits them)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def evaluate(
                                           "confusion matrix of the rows as a PNG picture."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Rows per "
                                           "forward pass (default: as train evaluates)."),
-    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the spec's)."),
+    seed: int | None = typer.Option(None, "--seed", help="RNG seed (default: the run's, "
+                                    "else the spec's)."),
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     inputs: list[str] = typer.Option([], "--input", help="Read an input: NAME=PATH or NAME=-."),
     plugins: list[Path] = plugin_option(),
@@ -66,7 +68,9 @@ def evaluate(
         raise CliError(f"--split {split} names a part of the spec's data; --data and --input "
                        "give other rows, which are evaluated whole", USAGE)
     if params is None:
-        params, _ = workflow.run_params(out_dir, loaded.name, run, spec)
+        params, taken = workflow.run_params(out_dir, loaded.name, run, spec)
+        if seed is None:  # the run's seed splits off the run's validation rows
+            seed = workflow.run_seed(taken)
     try:
         settings = settings_for(loaded, seed=seed)
         whole = split == "all" or data is not None or bool(overrides)

@@ -8,9 +8,11 @@
 - ``session``: ``TrainingSession``, the ``Trainer`` a spec configures (checkpoints,
   ``best.npz``, curves, resume; interruptions wait until a file is whole; the test rows and
   the confusion picture evaluated once at the end);
+- ``run_folders``: a new ``runs/N/`` per run (numbered race-free), ``runs/latest``, the run
+  ``evaluate``/``predict``/``report``/``--resume`` read;
 - ``checkpoint``, ``run_identity``, ``train_log``, ``run_lock``: the run's files, read back as
   untrusted (whose run it is, the command's options, ``train.csv`` appended and cut back to
-  the checkpoint on resume, one run per folder);
+  the checkpoint on resume, one writer per run folder);
 - ``batching_choice``: the batching a run uses when none is named, measured on its first steps;
 - ``steps``: a spec without ``data:`` trained on its own inputs for ``--steps`` iterations,
   through the same ``TrainingSession``.

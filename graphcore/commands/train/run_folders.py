@@ -111,9 +111,9 @@ def find_run(artifacts: str | os.PathLike[str], number: int | None = None) -> Ru
     """Run ``number`` of the spec whose artifacts folder is ``artifacts``; None: the latest."""
     runs = runs_folder(artifacts)
     available = run_numbers(runs)
+    if not available:
+        raise NoRunError(runs)
     if number is None:
-        if not available:
-            raise NoRunError(runs)
         number = latest_number(runs, available)
     elif number not in available:
         raise RunNotFound(runs, number, available)

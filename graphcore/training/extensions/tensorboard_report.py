@@ -57,7 +57,13 @@ class TensorBoardReport(Extension):
         from tensorboardX import SummaryWriter
 
         start = trainer.updater.iteration
-        self.writer = SummaryWriter(str(self.logdir), purge_step=start + 1 if start else None)
+        # an event file is named by the second it was opened: a resume within that second
+        # would replace the file before it; the count of files already there keeps them apart,
+        # and in order (TensorBoard reads a folder's files in the order of their names)
+        earlier = len(list(self.logdir.glob("events.out.tfevents.*"))) if \
+            self.logdir.is_dir() else 0
+        self.writer = SummaryWriter(str(self.logdir), purge_step=start + 1 if start else None,
+                                    filename_suffix=f".{earlier + 1:06d}")
         self.seen = {kind: len(report.log) for kind, report in self.reports.items()}
 
     def __call__(self, trainer: Any) -> None:
