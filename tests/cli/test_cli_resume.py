@@ -375,7 +375,7 @@ def test_ctrl_c_keeps_a_finished_save_and_its_hint_continues_the_same_run(folder
     assert "wrote final.npz" not in err
     hint = re.search(r"continue with: (.*)$", err.strip()).group(1)
     assert hint == "graphtool train points.yaml --epochs 120 --lr 0.01 --out-dir 'run dir' " \
-        "--save final.npz --resume"
+        "--save final.npz --resume --run 1"
     assert "; not written: final.npz (--save is written when the run finishes)" in err
     words = shlex.split(hint)
     assert words[:2] == ["graphtool", "train"]
