@@ -1,7 +1,8 @@
 """One training run per run folder at a time: ``locked(folder)`` holds an exclusive
-``flock`` on ``folder/.lock`` while the run writes the folder, so a second run of the same
-spec into the same folder is refused (``RunFolderBusy``, naming the pid that holds it) instead
-of mixing its ``best.npz`` with the other's ``checkpoint.npz`` and ``train.csv``.
+``flock`` on ``folder/.lock`` while the run writes the folder, so a second writer of the same
+run folder (a ``--resume`` of a run still training) is refused (``RunFolderBusy``, naming the
+pid that holds it) instead of mixing its ``best.npz`` with the other's ``checkpoint.npz`` and
+``train.csv``. A new run never waits on one: ``run_folders`` gives it a folder of its own.
 
 The kernel releases the lock when its holder's descriptor closes, however the process ends
 (``kill -9`` included), so a lock never outlives its run; the file itself stays (removing it
