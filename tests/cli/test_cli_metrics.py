@@ -50,7 +50,7 @@ def folder(tmp_path: Path, monkeypatch) -> Path:
 
 def test_train_reports_the_test_split_and_evaluate_on_it_gives_the_same_figures(folder):
     doc = invoke_json("train", "points.yaml", "--json", "-q")
-    out = folder / "outputs" / "points"
+    out = folder / "outputs" / "points" / "runs" / "1"
     test = doc["test"]
     assert doc["test_rows"] == test["rows"] == 30 and doc["validation_rows"] == 30
     assert doc["training_rows"] == 90
@@ -83,13 +83,13 @@ def test_train_prints_the_test_figures_per_class_and_the_confusion_matrix(folder
     assert [row[0] for row in per_class] == ["0", "1", "2"]
     assert sum(int(row[4]) for row in per_class) == 30
     assert "confusion matrix (rows: true class, columns: predicted)" in text
-    assert "wrote outputs/points/test.json" in result.stderr
-    assert "wrote outputs/points/confusion.png" in result.stderr
+    assert "wrote outputs/points/runs/1/test.json" in result.stderr
+    assert "wrote outputs/points/runs/1/confusion.png" in result.stderr
 
 
 def test_evaluates_default_is_still_the_validation_rows_and_split_names_the_others(folder):
     invoke_ok("train", "points.yaml", "-q", "--epochs", "2")
-    params = folder / "outputs" / "points" / "checkpoint.npz"
+    params = folder / "outputs" / "points" / "runs" / "1" / "checkpoint.npz"
     rows = {split: invoke_json("evaluate", "points.yaml", "--params", params, "--json",
                                *(["--split", split] if split else []))["rows"]
             for split in (None, "validation", "train", "test", "all")}
@@ -98,7 +98,7 @@ def test_evaluates_default_is_still_the_validation_rows_and_split_names_the_othe
 
 def test_evaluate_writes_the_confusion_picture_and_shows_the_tables(folder):
     invoke_ok("train", "points.yaml", "-q", "--epochs", "2")
-    params = folder / "outputs" / "points" / "best.npz"
+    params = folder / "outputs" / "points" / "runs" / "1" / "best.npz"
     result = invoke_ok("evaluate", "points.yaml", "--params", params, "--split", "all",
                        "--confusion", "all.png")
     assert (folder / "all.png").read_bytes()[:4] == b"\x89PNG"
@@ -112,7 +112,7 @@ def test_evaluate_writes_the_confusion_picture_and_shows_the_tables(folder):
 
 def test_split_refusals_say_what_to_do(folder):
     invoke_ok("train", "points.yaml", "-q", "--epochs", "1")
-    params = folder / "outputs" / "points" / "best.npz"
+    params = folder / "outputs" / "points" / "runs" / "1" / "best.npz"
     (folder / "plain.yaml").write_text(SPEC.replace("test: 0.2\n", ""))
     no_test = invoke("evaluate", "plain.yaml", "--params", params, "--split", "test")
     assert no_test.exit_code == 2
@@ -148,7 +148,8 @@ outputs: [p]
     assert doc["test"]["r2"] > 0.9 and doc["log"][-1]["r2"] > 0.9
     assert "per_class" not in doc["test"] and "confusion" not in doc["test"]
     refused = invoke("evaluate", "line.yaml", "--params",
-                     folder / "outputs" / "line" / "checkpoint.npz", "--confusion", "c.png")
+                     folder / "outputs" / "line" / "runs" / "1" / "checkpoint.npz", "--confusion",
+                     "c.png")
     assert refused.exit_code == 2
     assert "metric confusion needs integer labels as the loss's second input, got float32" \
         in refused.stderr and not (folder / "c.png").exists()
