@@ -213,7 +213,8 @@ def require_tensorboard() -> None:
         require_tensorboardx()
     except TensorBoardUnavailable as e:
         raise CliError(f"--tensorboard: {e}", USAGE,
-                       hint="pip install 'graphtool[tensorboard]'") from None
+                       hint="pip install -e '.[tensorboard]' (the tensorboardX package)") \
+            from None
 
 
 def _run_holding(checkpoint: Path, artifacts: Path) -> Run | None:

@@ -61,7 +61,7 @@ def train(
     tensorboard: bool | None = typer.Option(
         None, "--tensorboard/--no-tensorboard", help="Also write the losses, metrics and "
         "learning rate of every log entry as TensorBoard event files in the run folder's "
-        "tensorboard/ (the optional extra: pip install 'graphtool[tensorboard]'; default: "
+        "tensorboard/ (the optional extra: pip install -e '.[tensorboard]'; default: "
         "off, or the resumed run's)."),
     shuffle: bool | None = typer.Option(None, "--shuffle/--no-shuffle", help="Visit the rows "
                                         "in a new random order each epoch (default: the "

@@ -260,5 +260,5 @@ def test_tensorboard_without_its_extra_is_a_usage_error_naming_the_install(folde
     lines = result.stderr.splitlines()
     assert lines[0].startswith("error: --tensorboard: TensorBoard event files are written by "
                                "the tensorboardX package, which is not installed")
-    assert lines[1] == "hint: pip install 'graphtool[tensorboard]'"
+    assert lines[1] == "hint: pip install -e '.[tensorboard]' (the tensorboardX package)"
     assert not Path("out").exists()  # refused before any run
