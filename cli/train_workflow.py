@@ -37,6 +37,7 @@ from graphcore.commands.train.session import (
 )
 from graphcore.errors import SerializationError
 from graphcore.spec import Spec
+from graphcore.training import learning_rate
 from graphcore.training.extensions.tensorboard_report import (
     TensorBoardUnavailable,
     require_tensorboardx,
@@ -65,6 +66,11 @@ class RunOptions:
     batching: str | None = None
     passes: list[str] | None = None
     tensorboard: bool | None = None
+    schedule: str | None = None  # the command line's form, as given
+    warmup: int | None = None
+    warmup_start: float | None = None
+    weight_decay: float | None = None
+    gradient_clipping: float | None = None
 
     def over(self, recorded: RunOptions) -> RunOptions:
         """These options, each one not given taken from ``recorded``; the length as one
@@ -84,7 +90,12 @@ class RunOptions:
                             ("--seed", self.seed), ("--mode", self.mode),
                             ("--batching", self.batching),
                             ("--passes", None if self.passes is None else
-                             ",".join(self.passes))):
+                             ",".join(self.passes)),
+                            ("--schedule", self.schedule), ("--warmup", self.warmup),
+                            *((flag, None if value is None else repr(value)) for flag, value in (
+                                ("--warmup-start", self.warmup_start),
+                                ("--weight-decay", self.weight_decay),
+                                ("--gradient-clipping", self.gradient_clipping)))):
             if value is not None:
                 out += [flag, str(value)]
         if self.shuffle is not None:
@@ -106,7 +117,10 @@ class RunOptions:
                  "seed": lambda v: _positive(v) or v == 0,
                  "mode": lambda v: v in ("dynamic", "static"),
                  "batching": lambda v: v in ("auto", "pad", "off"),
-                 "passes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v)}
+                 "passes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v),
+                 "schedule": _schedule_text, "warmup": lambda v: _positive(v) or v == 0,
+                 "warmup_start": _non_negative, "weight_decay": _non_negative,
+                 "gradient_clipping": lambda v: _non_negative(v) and v > 0}
         if not isinstance(stored, dict) or not set(stored) <= set(kinds):
             raise SerializationError(f"{path}: graphtool/command: options of another form")
         for key, value in stored.items():
@@ -118,6 +132,19 @@ class RunOptions:
 
 def _positive(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _non_negative(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and \
+        math.isfinite(value) and value >= 0
+
+
+def _schedule_text(value: Any) -> bool:
+    try:
+        learning_rate.parse_schedule(value)
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(value, str)
 
 
 def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_arg: str,
@@ -155,7 +182,11 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
         settings = settings_for(spec, seed=options.seed, epochs=options.epochs,
                                 steps=options.steps, batch_size=options.batch_size,
                                 optimizer=options.optimizer, lr=options.lr,
-                                shuffle=options.shuffle, mode=options.mode or "dynamic")
+                                shuffle=options.shuffle, mode=options.mode or "dynamic",
+                                schedule=options.schedule, warmup=options.warmup,
+                                warmup_start=options.warmup_start,
+                                weight_decay=options.weight_decay,
+                                gradient_clipping=options.gradient_clipping)
         data = load_spec_data(spec, settings.seed, overrides)
         command = _command_line(spec_arg, options, inputs_given, out_dir, save)
         total = _length(settings, data.rows)
@@ -305,6 +336,11 @@ def _title(spec: Spec, session: TrainingSession) -> str:
     s = session.settings
     hyper = " ".join(f"{k} {v:g}" for k, v in s.hyperparameters.items())
     length = f"{s.epochs} epochs" if s.steps is None else f"{s.steps} steps"
+    extras = [f"schedule {learning_rate.describe(s.schedule)}" if s.schedule else "",
+              f"warmup {s.warmup}" if s.warmup else "",
+              f"weight decay {s.weight_decay:g}" if s.weight_decay else "",
+              f"clipping {s.gradient_clipping:g}" if s.gradient_clipping else ""]
+    hyper = " ".join(filter(None, [hyper, *extras]))
     return (f"{spec.name}  mode {s.mode}  seed {s.seed}  {s.optimizer}"
             f"{' ' + hyper if hyper else ''}  {length}  batch {s.batch_size}  "
             f"{session.data.rows} training rows"
@@ -462,6 +498,8 @@ def _document(spec: Spec, session: TrainingSession, outcome: TrainOutcome,
         "schema_version": SCHEMA_VERSION, "spec": spec.name, "run": run.number,
         "run_folder": str(run.folder), "seed": s.seed, "mode": s.mode,
         "optimizer": s.optimizer, "hyperparameters": s.hyperparameters,
+        "schedule": s.schedule, "warmup": s.warmup, "warmup_start": s.warmup_start,
+        "weight_decay": s.weight_decay, "gradient_clipping": s.gradient_clipping,
         "epochs": s.epochs, "steps": s.steps, "batch_size": s.batch_size,
         "metrics": list(s.metrics), "training_rows": session.data.rows,
         "validation_rows": None if session.data.validation is None

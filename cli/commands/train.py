@@ -72,6 +72,22 @@ def train(
                                                    help="Update rule (default adam)."),
     lr: float | None = typer.Option(None, "--lr", help="Learning rate, > 0 (default: "
                                     f"{LR_DEFAULTS}; adadelta has none)."),
+    schedule: str | None = typer.Option(
+        None, "--schedule", help="Learning-rate schedule: KIND[:KEY=VALUE,...], KIND one of "
+        "constant, step (every=, factor=), exponential (factor=, min_lr=), cosine (min_lr=, "
+        "over=), plateau (metric=, factor=, patience=, min_lr=, min_delta=, cooldown=, "
+        "mode=); per=iteration changes it after every step instead of every epoch. E.g. "
+        "cosine, step:every=10,factor=0.5 (default: the spec's train.schedule)."),
+    warmup: int | None = typer.Option(None, "--warmup", min=0, help="Epochs (iterations "
+                                      "with per=iteration) of linear warm-up to the learning "
+                                      "rate before the schedule; 0: none."),
+    warmup_start: float | None = typer.Option(None, "--warmup-start", help="The warm-up's "
+                                              "first learning rate (default: lr / (N + 1))."),
+    weight_decay: float | None = typer.Option(None, "--weight-decay", help="L2 weight decay: "
+                                              "adds RATE * param to each gradient; 0: none."),
+    gradient_clipping: float | None = typer.Option(
+        None, "--gradient-clipping", help="Rescale the gradients when their global L2 norm "
+        "is above this."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1,
                                           help="Examples per step (default: all the data)."),
     mode: Mode | None = typer.Option(None, "--mode", help="Execution mode: dynamic (the "
@@ -112,7 +128,9 @@ def train(
             optimizer=None if optimizer is None else optimizer.value, lr=lr, shuffle=shuffle,
             seed=seed, mode=None if mode is None else mode.value,
             batching=None if batching is None else batching.value, passes=pass_list,
-            tensorboard=tensorboard)
+            tensorboard=tensorboard, schedule=schedule, warmup=warmup,
+            warmup_start=warmup_start, weight_decay=weight_decay,
+            gradient_clipping=gradient_clipping)
         inputs_given = [*(("--set", v) for v in sets), *(("--input", v) for v in inputs),
                         *(("--plugin", str(v)) for v in plugins),
                         *((("--data", str(data)),) if data is not None else ())]
@@ -133,7 +151,10 @@ def train(
             result = train_spec(loaded, steps=steps, optimizer=optimizer.value, lr=lr,
                                 batch_size=batch_size, seed=seed, input_overrides=overrides,
                                 on_step=on_step, mode=mode.value, passes=pass_list,
-                                batching="auto" if batching is None else batching.value)
+                                batching="auto" if batching is None else batching.value,
+                                schedule=schedule, warmup=warmup, warmup_start=warmup_start,
+                                weight_decay=weight_decay,
+                                gradient_clipping=gradient_clipping)
         except TrainingOptionError as e:
             raise CliError(str(e), USAGE) from None
     refused = pad_refusal(result.batching)

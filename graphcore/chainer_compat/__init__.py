@@ -24,7 +24,9 @@ is graphcore's namespace (``Variable``, ``Chain``, ``static_graph``, ``static_co
     chainer.training (Trainer, StandardUpdater, Updater, Extension, make_extension, the
     PRIORITY_* constants, get_trigger, IntervalTrigger) and its submodules .extensions
     (Evaluator, LogReport, PrintReport, PlotReport, ProgressBar, snapshot, snapshot_object,
-    DumpGraph/dump_graph, observe_lr, observe_value, ExponentialShift, LinearShift),
+    DumpGraph/dump_graph, observe_lr, observe_value, ExponentialShift, LinearShift,
+    StepShift, MultistepShift, WarmupShift, PolynomialShift, InverseShift; and CosineShift,
+    ReduceLROnPlateau, which Chainer does not have),
     .triggers (IntervalTrigger, EarlyStoppingTrigger, ManualScheduleTrigger, BestValueTrigger,
     MaxValueTrigger, MinValueTrigger), .updaters (StandardUpdater), .extension, .trainer,
     .updater, .trigger, .util -> graphcore.training's classes;

@@ -119,6 +119,12 @@ class TrainSpec:
     early_stopping: dict[str, Any] | None = None  # {metric, patience, mode}
     checkpoint_every: int = 1  # epochs
     log_every: int | None = None  # steps; None: epochs only
+    # {kind, per, ...} with every setting (graphcore.training.learning_rate.check_schedule)
+    schedule: dict[str, Any] | None = None
+    warmup: int | None = None  # epochs (iterations with the schedule's per: iteration)
+    warmup_start: float | None = None
+    weight_decay: float | None = None
+    gradient_clipping: float | None = None
 
 
 @dataclass

@@ -8,7 +8,8 @@ loader). The loop these describe lives in ``graphcore.commands.train.session``.
     test: 0.1                          # held out first, evaluated once after training
     validation: 0.2                    # a seeded fraction, or {file: ..., seed: ...}
     train: {epochs: 20, batch_size: 32, optimizer: {name: adam, alpha: 0.01},
-            metrics: [accuracy, f1], early_stopping: {metric: validation_loss, patience: 3}}
+            metrics: [accuracy, f1], early_stopping: {metric: validation_loss, patience: 3},
+            schedule: {kind: cosine}, warmup: 2, weight_decay: 0.0001, gradient_clipping: 5}
 
 Every data-fed input has a named leading axis (``batch``): one spec runs on any number of rows.
 """
@@ -24,6 +25,7 @@ from graphcore import optimizers
 from graphcore.language.syntax import DataColumn, DataSpec, InputSpec, TrainSpec, ValidationSpec
 from graphcore.language.validation import INVALID, did_you_mean, items_of, show
 from graphcore.language.yaml_source import LMap
+from graphcore.training import learning_rate
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
 COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
@@ -32,7 +34,8 @@ COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype"
 SCALAR_METRICS = ("accuracy", "mse", "mae", "precision", "recall", "f1", "auc", "r2")
 METRICS = (*SCALAR_METRICS, "confusion")  # the confusion matrix: a table, not a scalar
 TRAIN_KEYS = ("epochs", "steps", "batch_size", "shuffle", "optimizer", "lr", "metrics",
-              "early_stopping", "checkpoint_every", "log_every")
+              "early_stopping", "checkpoint_every", "log_every", "schedule", "warmup",
+              "warmup_start", "weight_decay", "gradient_clipping")
 LEARNING_RATE_WORDS = ("learning_rate", "learningrate", "learning_rate_init", "rate")
 DEFAULT_BATCH_DIM = "batch"
 
@@ -220,7 +223,99 @@ class WorkflowReader:
                 spec.metrics = tuple(m for m in value if m in METRICS)
         if "early_stopping" in node:
             spec.early_stopping = self.read_early_stopping(node["early_stopping"], spec)
+        self.read_schedule(node, spec)
         return spec
+
+    def read_schedule(self, node: LMap, spec: TrainSpec) -> None:
+        """``schedule:`` (a kind, or ``{kind: step, every: 10, ...}``), ``warmup:``,
+        ``warmup_start:``, ``weight_decay:`` and ``gradient_clipping:``."""
+        if "schedule" in node:
+            spec.schedule = self.read_schedule_kind(node["schedule"], spec)
+        for key, low, whole in (("warmup", 0, True), ("warmup_start", 0, False),
+                                ("weight_decay", 0, False), ("gradient_clipping", None, False)):
+            if key not in node:
+                continue
+            value = self.value(node[key])
+            if value is INVALID:
+                continue
+            number = isinstance(value, int | float) and not isinstance(value, bool) and \
+                math.isfinite(value)
+            if not number or (whole and not float(value).is_integer()) or \
+                    (value < low if low is not None else not value > 0):
+                what = "an integer >= 0 (epochs)" if whole else "a number >= 0" \
+                    if low is not None else "a number > 0"
+                self.error(node[key].loc, f"{key} must be {what}, got {self.show(node[key])}")
+                continue
+            setattr(spec, key, int(value) if whole else float(value))
+        if spec.warmup == 0:
+            spec.warmup = None
+        if spec.weight_decay == 0:
+            spec.weight_decay = None
+        schedules = [k for k in ("schedule", "warmup") if k in node]
+        if schedules and optimizers.learning_rate_keyword(spec.optimizer) is None:
+            self.error(node.key_loc(schedules[0]), f"train: optimizer {spec.optimizer} has no "
+                       f"learning rate for {schedules[0]} to change", "choose an optimizer "
+                       "with one, or remove it")
+        if "warmup_start" in node and spec.warmup is None:
+            self.error(node.key_loc("warmup_start"), "train: warmup_start without a warm-up",
+                       "add warmup: N (epochs)")
+        rate = spec.lr or spec.hyperparameters.get(
+            optimizers.learning_rate_keyword(spec.optimizer) or "",
+            optimizers.default_learning_rate(spec.optimizer))
+        if rate is None:
+            return
+        if spec.warmup_start is not None and not spec.warmup_start < rate:
+            self.error(node["warmup_start"].loc, f"warmup_start {spec.warmup_start:g} is not "
+                       f"below the learning rate {rate:g} it warms up to")
+        floor = (spec.schedule or {}).get("min_lr")
+        if floor is not None and spec.schedule["kind"] in ("cosine", "exponential") and \
+                not floor < rate:
+            where = node["schedule"]
+            self.error(where["min_lr"].loc if isinstance(where, LMap) and "min_lr" in where
+                       else where.loc, f"schedule {spec.schedule['kind']}: min_lr {floor:g} "
+                       f"is not below the learning rate {rate:g}")
+
+    def read_schedule_kind(self, node: Any, spec: TrainSpec) -> dict[str, Any] | None:
+        value = self.value(node)
+        if value is INVALID:
+            return None
+        if isinstance(value, str):
+            given, where = {"kind": value}, {"kind": node.loc}
+        elif isinstance(node, LMap):
+            given = {key: self.value(node[key]) for key in node}
+            if any(v is INVALID for v in given.values()):
+                return None
+            where = {key: node[key].loc for key in node}
+        else:
+            self.error(node.loc, "schedule must be a kind (cosine) or a mapping such as "
+                       "{kind: step, every: 10, factor: 0.5}")
+            return None
+        schedule, problems = learning_rate.check_schedule(given)
+        known_kind = given.get("kind") in learning_rate.KINDS
+        for key, message in problems:
+            loc, hint = node.loc, None
+            if key == "kind":
+                loc, hint = where["kind"], did_you_mean(str(given["kind"]), learning_rate.KINDS)
+            elif key is not None and isinstance(node, LMap) and key in node:
+                allowed = learning_rate.settings_of(given["kind"]) if known_kind else {}
+                if key in allowed:
+                    loc = node[key].loc
+                else:
+                    loc, hint = node.key_loc(key), did_you_mean(key, allowed)
+            self.error(loc, message, hint)
+        if schedule is None:
+            return None
+        if schedule["kind"] == "plateau" and schedule["metric"] is not None:
+            known = [f"{prefix}{m}" for prefix in ("", "validation_")
+                     for m in ("loss", *(m for m in spec.metrics if m in SCALAR_METRICS))]
+            if schedule["metric"] not in known:
+                self.error(where["metric"], f"schedule plateau: metric {schedule['metric']!r} "
+                           f"is not reported; choose from {', '.join(known)}",
+                           did_you_mean(str(schedule["metric"]), known))
+                return None
+        if schedule == {"kind": "constant", "per": "epoch"}:
+            return None
+        return schedule
 
     def read_optimizer(self, node: Any, spec: TrainSpec) -> None:
         value = self.value(node)

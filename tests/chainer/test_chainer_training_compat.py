@@ -195,7 +195,8 @@ def test_chainer_s_training_modules_are_graphcore_s(chainer_alias):
     assert make_extension is training.make_extension and get_trigger is training.get_trigger
     for name in ("Evaluator", "LogReport", "PrintReport", "PlotReport", "ProgressBar",
                  "snapshot", "snapshot_object", "DumpGraph", "dump_graph", "observe_lr",
-                 "ExponentialShift", "LinearShift"):
+                 "ExponentialShift", "LinearShift", "StepShift", "MultistepShift",
+                 "WarmupShift", "PolynomialShift", "InverseShift"):
         assert getattr(extensions, name) is getattr(training.extensions, name), name
     assert triggers.EarlyStoppingTrigger is training.triggers.EarlyStoppingTrigger
     assert triggers.MinValueTrigger is training.triggers.MinValueTrigger

@@ -164,7 +164,7 @@ def test_piped_train_prints_each_epoch_as_it_ends(tmp_path):
     assert arrived, f"no epoch row within 60 s of the start; read so far: {lines}"
     assert running_then == [True], "the first epoch's row came only when the process ended"
     assert lines[0].startswith("seqs  mode dynamic  seed 0")
-    assert lines[1].split() == ["epoch", "step", "loss", "time", "s"]
+    assert lines[1].split() == ["epoch", "step", "loss", "lr", "time", "s"]
     assert lines[2].split()[:2] == ["1", "6"]
 
 

@@ -60,8 +60,9 @@ def test_train_reports_epochs_and_writes_its_files(folder):
     assert doc["log"][-1]["loss"] < doc["log"][0]["loss"]
     assert {"loss", "accuracy", "validation_loss", "validation_accuracy"} <= set(doc["log"][0])
     rows = (out / "points" / "runs" / "1" / "train.csv").read_text().splitlines()
-    assert rows[0] == "kind,epoch,step,loss,accuracy,validation_loss,validation_accuracy," \
+    assert rows[0] == "kind,epoch,step,loss,accuracy,validation_loss,validation_accuracy,lr," \
         "elapsed_s"
+    assert {row.split(",")[-2] for row in rows[1:]} == {"0.02"}  # the spec's Adam alpha
     assert len(rows) == 7 and rows[-1].startswith("epoch,6,")
     best = doc["best"]
     assert best["metric"] == "validation_accuracy"

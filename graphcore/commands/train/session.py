@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from graphcore import errors, serializers
+from graphcore import errors, optimizers, serializers
 from graphcore.batching.batcher import check_mode
 from graphcore.batching.run import run_spec
 from graphcore.commands.train import checkpoint
@@ -92,6 +92,7 @@ from graphcore.commands.train.settings import (  # noqa: F401  (the API document
     TEST_REPORT,
     TrainingOptionError,
     TrainSettings,
+    add_gradient_hooks,
     make_optimizer,
     settings_for,
 )
@@ -105,6 +106,7 @@ from graphcore.reporter import report
 from graphcore.serialization import Saver, serialize_random_state
 from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.training import extension as ext
+from graphcore.training import learning_rate
 from graphcore.training.extensions.log_report import LogReport
 from graphcore.training.extensions.plot_report import render_matrix, render_panels
 from graphcore.training.extensions.tensorboard_report import TensorBoardReport
@@ -181,9 +183,12 @@ class _StoppableTrigger:
 
 
 class _SpecUpdater(StandardUpdater):
+    """``rate``: the optimizer's learning-rate hyperparameter, reported as ``lr`` with each
+    step (the value the step used), or None."""
+
     def __init__(self, iterator: Any, optimizer: Any, converter: Callable, run: Callable,
                  seed: int, metrics: tuple[str, ...], report_metrics: bool,
-                 loss_op: str | None = None) -> None:
+                 loss_op: str | None = None, rate: str | None = None) -> None:
         super().__init__(iterator, optimizer, converter=converter)
         self.run = run
         self.seed = seed
@@ -193,6 +198,8 @@ class _SpecUpdater(StandardUpdater):
         # the metrics computed from every step's predictions of an epoch, reported as it ends
         self.collected = tuple(m for m in metrics if m in COLLECTED_METRICS)
         self.epoch_metrics = MetricCollector(self.collected, loss_op)
+        self.rate = rate
+        self.last_rate: float | None = None
         # keep_last: the latest step's RunResult is kept (for its ``batching``) until the next
         # step ends; off by default, so a step's graph is not alive while the next one runs
         self.keep_last = False
@@ -203,6 +210,7 @@ class _SpecUpdater(StandardUpdater):
         optimizer = self._optimizers["main"]
         inputs = self.converter(iterator.next())
         step = self.iteration + 1
+        rate = None if self.rate is None else float(getattr(optimizer.hyperparam, self.rate))
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 result = self.run(inputs, seed=self.seed + self.iteration)
@@ -213,6 +221,9 @@ class _SpecUpdater(StandardUpdater):
         if self.keep_last:
             self.last_result = result
         values = {"loss": float(result.loss)}
+        if rate is not None:
+            values["lr"] = rate
+            self.last_rate = rate
         if self.report_metrics:
             for m in self.metrics:
                 total, count = metric_value(m, result.loss_inputs, self.loss_op)
@@ -400,6 +411,11 @@ class TrainingSession:
             raise TrainingOptionError(f"early stopping watches {watched}, but the spec has "
                                       "no validation data; add `validation:` (a fraction or "
                                       "a file) or watch a training metric")
+        plateau = (settings.schedule or {}).get("metric") or ""
+        if plateau.startswith("validation_") and data.validation is None:
+            raise TrainingOptionError(f"schedule plateau watches {plateau}, but the spec has "
+                                      "no validation data; add `validation:` (a fraction or "
+                                      "a file) or watch a training metric")
         self.spec, self.settings, self.data = spec, settings, data
         self.static_runners: dict[str, Any] = {}
         self.out = Path(out_dir)
@@ -414,6 +430,8 @@ class TrainingSession:
         check_labels(spec, self.model, data)
         self.optimizer = make_optimizer(settings)
         self.optimizer.setup(self.model)
+        add_gradient_hooks(self.optimizer, settings)
+        self.rate = optimizers.learning_rate_keyword(settings.optimizer)
         sequences = frozenset(k for k, v in data.train.items() if isinstance(v, list))
         # nothing batched (inputs without an axis): every step takes the shared inputs whole
         dataset = DictDataset(**data.train) if data.train else [{}]
@@ -430,17 +448,20 @@ class TrainingSession:
         self.evaluation_batch_size = max(settings.batch_size, 256)
         updater = _SpecUpdater(iterator, self.optimizer,
                                lambda batch: collate(batch, data.shared, sequences), run,
-                               settings.seed, settings.metrics, True, spec.loss.op)
+                               settings.seed, settings.metrics, True, spec.loss.op, self.rate)
         self.stop = _StoppableTrigger(self._stop_trigger())
         self.trainer = Trainer(updater, self.stop, out=str(self.out))
+        schedule = self._schedule()
+        if schedule is not None:
+            self.trainer.extend(schedule, name="LearningRateSchedule")
         if data.validation is not None:
             self.trainer.extend(_SpecEvaluator(self))
-        self.epoch_log = _SessionLog(filename=None)
+        self.epoch_log = _SessionLog(filename=None, postprocess=self._last_rate)
         self.trainer.extend(self.epoch_log, name="LogReport")
         self.step_log = None
         if settings.log_every:
             self.step_log = _SessionLog(trigger=(settings.log_every, "iteration"),
-                                        filename=None)
+                                        filename=None, postprocess=self._last_rate)
             self.trainer.extend(self.step_log, name="StepLog")
         self.log_file = TrainLog(self.out / CSV_LOG if files else None, self.columns(),
                                  _friendly, self.writer)
@@ -507,6 +528,39 @@ class TrainingSession:
             self.static_runners[batching] = runner
         return _StepRun(self.spec, self.model, batching, runner)
 
+    def _last_rate(self, entry: dict[str, Any]) -> None:
+        """A log entry's ``lr`` is its last step's learning rate, not the mean of its steps':
+        with a schedule per epoch, exactly the epoch's."""
+        rate = self.trainer.updater.last_rate
+        if rate is not None:
+            entry["main/lr"] = rate
+
+    def _schedule(self) -> learning_rate.LearningRateSchedule | None:
+        """The settings' warm-up and learning-rate schedule as one extension (None: the
+        rate stays the optimizer's)."""
+        s = self.settings
+        if s.schedule is None and s.warmup is None:
+            return None
+        per = (s.schedule or {}).get("per", "epoch")
+        length = self._total_steps() if per == "iteration" else self._total_epochs()
+        metric = (s.schedule or {}).get("metric") or (
+            "validation_loss" if self.data.validation is not None else "loss")
+        mode = (s.schedule or {}).get("mode", "auto")
+        if mode == "auto":
+            mode = "max" if learning_rate.higher_is_better(metric) else "min"
+        try:
+            return learning_rate.LearningRateSchedule(
+                self.rate, s.learning_rate, s.schedule, s.warmup or 0, s.warmup_start,
+                length, _observed(metric), mode)
+        except ValueError as e:
+            raise TrainingOptionError(str(e)) from None
+
+    def _total_epochs(self) -> int:
+        s = self.settings
+        if s.steps is None:
+            return s.epochs
+        return -(-s.steps * s.batch_size // self.data.rows)
+
     def _total_steps(self) -> int:
         s = self.settings
         if s.steps is not None:
@@ -552,6 +606,8 @@ class TrainingSession:
         if self.data.validation is not None:
             keys += ["validation/main/loss",
                      *(f"validation/main/{m}" for m in self.scalar_metrics)]
+        if self.rate is not None:
+            keys.append("main/lr")
         return keys
 
     def curves_png(self) -> bytes:
@@ -564,6 +620,9 @@ class TrainingSession:
                 if points:
                     series[label] = points
             panels[name] = series
+        rates = [(e["epoch"], e["main/lr"]) for e in self.epoch_log.log if "main/lr" in e]
+        if rates and (self.settings.schedule is not None or self.settings.warmup is not None):
+            panels["learning rate"] = {"lr": rates}
         return render_panels(panels, "epoch")
 
     def save_checkpoint(self) -> str:

@@ -100,7 +100,7 @@ def require_loss(spec: Spec, purpose: str) -> None:
 def plain_settings(spec: Spec, data: SpecData, *, steps: int = DEFAULT_STEPS,
                    optimizer: str = "adam", lr: float | None = None,
                    batch_size: int | None = None, seed: int | None = None,
-                   mode: str = "dynamic") -> TrainSettings:
+                   mode: str = "dynamic", **schedule: Any) -> TrainSettings:
     """The training settings of a spec without ``data:`` (see the module docstring): ``steps``
     iterations, full batches unshuffled unless ``batch_size`` is smaller than the data, the
     optimizer's own default learning rate, a checkpoint only when interrupted."""
@@ -119,7 +119,8 @@ def plain_settings(spec: Spec, data: SpecData, *, steps: int = DEFAULT_STEPS,
                                       f"{data.rows} {what}")
     size = data.rows if batch_size is None else batch_size
     settings = settings_for(spec, seed=seed, steps=steps, batch_size=size,
-                            shuffle=size < data.rows, optimizer=optimizer, lr=lr, mode=mode)
+                            shuffle=size < data.rows, optimizer=optimizer, lr=lr, mode=mode,
+                            **schedule)
     settings.checkpoint_every = None
     return settings
 
@@ -130,18 +131,20 @@ def train_spec(spec: Spec, steps: int = DEFAULT_STEPS, optimizer: str = "adam",
                stdin: BinaryIO | None = None,
                on_step: Callable[[int, float], None] | None = None,
                mode: str = "dynamic", passes: Sequence[str] | None = None,
-               batching: str = "auto") -> TrainResult:
+               batching: str = "auto", **schedule: Any) -> TrainResult:
     """Train ``spec``'s parameters for ``steps`` updates; see the module docstring.
 
     ``mode``: ``dynamic`` or ``static``; ``passes`` (static mode) as ``select`` reads them;
-    ``batching``: how per-example runs are batched (``spec.batching``)."""
+    ``batching``: how per-example runs are batched (``spec.batching``); ``schedule``: the
+    learning-rate schedule, warm-up, weight decay and clipping (``settings_for``'s keywords,
+    an epoch being a pass over the inputs)."""
     require_loss(spec, "train")
     if mode not in ("dynamic", "static"):
         raise TrainingOptionError(f"unknown mode {mode!r}; choose dynamic or static")
     seed = spec.seed if seed is None else seed
     data = inputs_as_data(spec, seed, input_overrides, stdin)
     settings = plain_settings(spec, data, steps=steps, optimizer=optimizer, lr=lr,
-                              batch_size=batch_size, seed=seed, mode=mode)
+                              batch_size=batch_size, seed=seed, mode=mode, **schedule)
     progress = None if on_step is None else (lambda step, epoch, loss: on_step(step, loss))
     losses: list[float] = []
 
