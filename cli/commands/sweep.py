@@ -45,7 +45,8 @@ def sweep(
     spec: str = typer.Argument(..., help="Spec file."),
     grid: list[str] = typer.Option([], "--grid", help="KEY=V1,V2,... (every combination), or "
                                    "KEY=LO:HI with --random. Keys: params.NAME, seed, mode, "
-                                   "train.steps|lr|optimizer|batch_size, bench.batch."),
+                                   "train.steps|lr|optimizer|batch_size|schedule|warmup|warmup_start|weight_decay|"
+                                   "gradient_clipping, bench.batch."),
     random_points: int | None = typer.Option(None, "--random", min=1,
                                              help="Sample this many points instead."),
     sweep_command: Command = typer.Option(Command.train, "--command",

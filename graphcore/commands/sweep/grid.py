@@ -1,10 +1,12 @@
 """``--grid KEY=V1,V2,...`` items: which keys a command takes, their values, and the points.
 
 Keys: ``params.NAME`` (what ``--set params.NAME=V`` sets) and ``seed`` for every command;
-``train.steps``, ``train.lr``, ``train.optimizer``, ``train.batch_size`` and ``mode`` for
-train; ``mode`` for run and check; ``bench.batch`` and ``mode`` for bench. A value list is
-comma-separated; ``LO:HI`` is a range, which only ``--random K`` samples (uniformly; integers
-when both ends are integers).
+``train.steps``, ``train.lr``, ``train.optimizer``, ``train.batch_size``, ``train.schedule``
+(``--schedule``'s form, its settings apart by ``:``: ``step:every=2:factor=0.5``),
+``train.warmup``, ``train.warmup_start``, ``train.weight_decay``, ``train.gradient_clipping``
+and ``mode`` for train; ``mode`` for run and check; ``bench.batch`` and ``mode`` for bench.
+A value list is comma-separated; ``LO:HI`` is a range of numbers, which only ``--random K``
+samples (uniformly; integers when both ends are integers).
 
 A sweep runs at most ``MAX_POINTS`` points: the size of a grid is the product of its axes'
 value counts, known before anything is expanded, so a grid of 10^12 points is refused at once,
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphcore.errors import GraphcoreError
+from graphcore.training import learning_rate
 
 # Each point is a Dask task (about a millisecond of scheduler time and a few KB of its memory),
 # a row of sweep.json and a line of the table; 10,000 is a morning of one-minute points on
@@ -33,7 +36,9 @@ COMMANDS = ("train", "bench", "run", "check")
 _COMMON: dict[str, type | None] = {"seed": int}
 KEYS: dict[str, dict[str, type | None]] = {
     "train": {**_COMMON, "train.steps": int, "train.lr": float, "train.optimizer": str,
-              "train.batch_size": int, "mode": str},
+              "train.batch_size": int, "train.schedule": str, "train.warmup": int,
+              "train.warmup_start": float, "train.weight_decay": float,
+              "train.gradient_clipping": float, "mode": str},
     "bench": {**_COMMON, "bench.batch": int, "mode": str},
     "run": {**_COMMON, "mode": str},
     "check": {**_COMMON, "mode": str},
@@ -70,7 +75,7 @@ def parse_grid(items: Sequence[str], command: str) -> list[GridAxis]:
         kind = _key_type(key, command)
         if any(a.key == key for a in axes):
             raise SweepOptionError(f"--grid names {key} twice; list all its values in one item")
-        if ":" in text and "," not in text:
+        if ":" in text and "," not in text and key != "train.schedule":
             low, _, high = (part.strip() for part in text.partition(":"))
             if kind not in (int, float):
                 raise SweepOptionError(f"--grid {key}: a range LO:HI needs numbers, got {text!r}")
@@ -225,6 +230,11 @@ def _check_value(key: str, value: str, kind: type | None) -> None:
     if key == "mode" and value not in MODES:
         raise SweepOptionError(f"--grid mode: unknown mode {value!r}; choose "
                                f"{' or '.join(MODES)}")
+    if key == "train.schedule":
+        try:
+            learning_rate.parse_schedule(value)
+        except ValueError as e:
+            raise SweepOptionError(f"--grid {key}: {e}") from None
     if kind is int and not _is_int(value):
         raise SweepOptionError(f"--grid {key} takes integers, got {value!r}")
     if kind is float:

@@ -24,7 +24,10 @@ DEFAULT_SORT = {"train": "final_loss", "bench": "dynamic.median_ms", "run": "los
 # Writing the rows may take this share of a sweep's time, at most (see SavePacer).
 SAVE_SHARE = 1 / 20
 _TRAIN_OPTIONS = {"train.steps": "--steps", "train.lr": "--lr", "train.optimizer": "--optimizer",
-                  "train.batch_size": "--batch-size"}
+                  "train.batch_size": "--batch-size", "train.schedule": "--schedule",
+                  "train.warmup": "--warmup", "train.warmup_start": "--warmup-start",
+                  "train.weight_decay": "--weight-decay",
+                  "train.gradient_clipping": "--gradient-clipping"}
 
 
 def default_sort(command: str, spec: Any) -> str:

@@ -117,7 +117,7 @@ def _run(task: SweepTask, scratch: Path) -> dict[str, Any]:
                             optimizer=settings.get("train.optimizer", "adam"),
                             lr=None if lr is None else float(lr),
                             batch_size=None if batch is None else int(batch), seed=seed,
-                            input_overrides=overrides, mode=mode)
+                            input_overrides=overrides, mode=mode, **_schedule(settings))
         return _figures(result.to_dict())
     if task.command == "run":
         report = run_report(spec, seed=seed, input_overrides=overrides, mode=mode)
@@ -161,7 +161,8 @@ def _train_workflow(spec: Spec, settings: Mapping[str, str], overrides: Mapping[
     run_settings = settings_for(spec, seed=seed, steps=number("train.steps", int),
                                 batch_size=number("train.batch_size", int),
                                 optimizer=settings.get("train.optimizer"),
-                                lr=number("train.lr", float), mode=mode)
+                                lr=number("train.lr", float), mode=mode,
+                                **_schedule(settings))
     data = load_spec_data(spec, run_settings.seed, overrides)
     # the point's checkpoints and best.npz are not kept: its figures are the row
     session = TrainingSession(spec, run_settings, data, folder, files=False)
@@ -181,6 +182,15 @@ def _train_workflow(spec: Spec, settings: Mapping[str, str], overrides: Mapping[
     if outcome.best is not None:
         figures["best"] = {"value": outcome.best["value"], "epoch": outcome.best["epoch"]}
     return _figures(figures)
+
+
+def _schedule(settings: Mapping[str, str]) -> dict[str, Any]:
+    """A point's ``train.schedule``/``warmup``/``warmup_start``/``weight_decay``/
+    ``gradient_clipping``, as ``settings_for``'s keywords (the grid checked their types)."""
+    kinds = {"schedule": str, "warmup": int, "warmup_start": float, "weight_decay": float,
+             "gradient_clipping": float}
+    return {name: kind(settings[f"train.{name}"]) for name, kind in kinds.items()
+            if f"train.{name}" in settings}
 
 
 def _plugin_file(file_name: str, data: bytes) -> Path:

@@ -107,6 +107,23 @@ def test_a_data_fed_point_trains_as_graphtool_train_without_the_caller_s_files(p
     assert figures["epoch"] == 2 and figures["step"] == 20  # 40 rows, 4 a step, 2 epochs
 
 
+def test_a_point_sets_the_schedule_warmup_weight_decay_and_clipping_as_train_does(project,
+                                                                                  tmp_path):
+    point = {"train.schedule": "step:every=1:factor=0.5", "train.warmup": "1",
+             "train.weight_decay": "0.01", "train.gradient_clipping": "0.5"}
+    task, = _tasks(project, [point])
+    saved = tmp_path / "final.npz"
+    _alone(project, tmp_path, "train", project, "--schedule", "step:every=1:factor=0.5",
+           "--warmup", "1", "--weight-decay", "0.01", "--gradient-clipping", "0.5", "--save",
+           saved)
+    validation = _alone(project, tmp_path, "evaluate", project, "--params", saved)
+    plain = run_point(_tasks(project, [{}])[0])
+    row = run_point(task)
+    assert row["status"] == "ok", row
+    assert row["figures"]["validation_loss"] == validation["loss"]
+    assert row["figures"]["validation_loss"] != plain["figures"]["validation_loss"]
+
+
 def test_a_point_ending_mid_epoch_has_its_figures(project):
     row = run_point(_tasks(project, [{"train.steps": "3"}])[0])
     assert row["status"] == "ok", row

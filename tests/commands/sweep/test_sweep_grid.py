@@ -29,7 +29,27 @@ def test_expand_every_combination_first_axis_slowest():
     assert points[-1] == {"params.width": "16", "train.lr": "0.1"}
 
 
+def test_schedules_and_the_gradient_hooks_are_grid_keys():
+    """A schedule's settings are apart by ':' in a grid, whose values commas separate."""
+    axes = parse_grid(["train.schedule=cosine,step:every=2:factor=0.5",
+                       "train.weight_decay=0,1e-4", "train.warmup=0,2",
+                       "train.gradient_clipping=1"], "train")
+    points = expand_grid(axes)
+    assert len(points) == 8
+    assert points[-1] == {"train.schedule": "step:every=2:factor=0.5",
+                          "train.weight_decay": "1e-4", "train.warmup": "2",
+                          "train.gradient_clipping": "1"}
+    row = {"command": "train", "settings": points[-1]}
+    assert command_line(row, "s.yaml") == (
+        "graphtool train s.yaml --schedule step:every=2:factor=0.5 --weight-decay 1e-4 "
+        "--warmup 2 --gradient-clipping 1")
+
+
 @pytest.mark.parametrize("item, command, message", [
+    ("train.schedule=cosin", "train", "unknown schedule kind 'cosin'"),
+    ("train.schedule=step", "train", "needs 'every'"),
+    ("train.warmup=1.5", "train", "takes integers"),
+    ("train.weight_decay=x", "train", "takes numbers"),
     ("train.lr=0.1", "bench", "does not apply to bench"),
     ("train.steps=1.5", "train", "takes integers"),
     ("train.lr=fast", "train", "takes numbers"),
