@@ -5,8 +5,11 @@
   update);
 - ``triggers``: interval, early stopping, best value (``get_trigger``);
 - ``extension``, ``extensions``: ``Evaluator``, ``LogReport``, ``PrintReport``, ``PlotReport``,
-  ``snapshot``, ``ProgressBar``, ``DumpGraph``, ``TensorBoardReport`` (log entries as
-  TensorBoard scalars; the optional ``tensorboardX`` package, imported only there).
+  ``snapshot``, ``ProgressBar``, ``DumpGraph``, the hyperparameter shifts,
+  ``ReduceLROnPlateau``, ``TensorBoardReport`` (log entries as TensorBoard scalars; the
+  optional ``tensorboardX`` package, imported only there);
+- ``learning_rate``: learning-rate schedules by name (their settings, checks, the command
+  line's form) and ``LearningRateSchedule``, a warm-up then a schedule as one extension.
 
 The datasets, iterators, reporter, converter and serialize protocol it uses are Chainer's
 modules of their own (``graphcore.datasets``, ``.iterators``, ``.reporter``, ``.dataset``,

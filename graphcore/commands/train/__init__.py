@@ -1,6 +1,8 @@
 """``graphtool train``, ``evaluate`` and ``predict``: a spec trained by a ``Trainer``.
 
-- ``settings``: the ``train:`` section with the caller's overrides, the optimizer;
+- ``settings``: the ``train:`` section with the caller's overrides, the optimizer and its
+  gradient hooks (weight decay, clipping); the learning-rate schedule is
+  ``graphcore.training.learning_rate``'s, an extension of the session's trainer;
 - ``data``: the spec's data split into batched rows, shared inputs and the held-out test and
   validation parts; ``evaluation``/``evaluate_arrays``/``predict_arrays`` in evaluation mode;
   ``metrics``: accuracy, mse, mae, precision, recall, f1, auc, r2 and the confusion matrix,
