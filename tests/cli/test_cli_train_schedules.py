@@ -130,6 +130,7 @@ def test_a_bare_resume_continues_with_the_schedule_options_and_refuses_others(fo
     (["--schedule", "cosine:min_lr=1"], "min_lr 1 is not below the learning rate 0.2"),
     (["--warmup-start", "0.5", "--warmup", "2"], "warmup_start 0.5 is not below the learning "
                                                  "rate 0.2"),
+    (["--warmup", "6"], "the warm-up takes the whole run, so the cosine has no epochs left"),
     (["--gradient-clipping", "0"], "--gradient-clipping must be a number > 0, got 0.0"),
     (["--weight-decay", "-1"], "--weight-decay must be a number >= 0, got -1.0"),
 ])
