@@ -73,12 +73,6 @@ KINDS: Mapping[str, Mapping[str, Setting]] = {
                                 "precision, recall, auc, r2)")},
 }
 _WORDS = {"per": PER, "mode": MODES}
-_HIGHER_IS_BETTER = ("accuracy", "f1", "precision", "recall", "auc", "r2")
-
-
-def higher_is_better(metric: str) -> bool:
-    """Whether a larger value of ``metric`` (``validation_accuracy``, ``loss``) is better."""
-    return metric.rsplit("_", 1)[-1] in _HIGHER_IS_BETTER or metric.endswith("accuracy")
 
 
 def settings_of(kind: str) -> dict[str, Setting]:

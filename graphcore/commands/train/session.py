@@ -545,9 +545,7 @@ class TrainingSession:
         length = self._total_steps() if per == "iteration" else self._total_epochs()
         metric = (s.schedule or {}).get("metric") or (
             "validation_loss" if self.data.validation is not None else "loss")
-        mode = (s.schedule or {}).get("mode", "auto")
-        if mode == "auto":
-            mode = "max" if learning_rate.higher_is_better(metric) else "min"
+        mode = _mode(metric, (s.schedule or {}).get("mode", "auto"))
         try:
             return learning_rate.LearningRateSchedule(
                 self.rate, s.learning_rate, s.schedule, s.warmup or 0, s.warmup_start,

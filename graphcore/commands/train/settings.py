@@ -201,7 +201,7 @@ def _check_schedule(s: TrainSettings, loc: Any) -> None:
         raise TrainingOptionError(f"warmup_start {s.warmup_start:g} is not below the "
                                   f"learning rate {rate:g} it warms up to", loc)
     if schedule.get("kind") == "plateau" and schedule.get("metric") is not None:
-        scalar = (m for m in s.metrics if m in SCALAR_METRICS)
+        scalar = tuple(m for m in s.metrics if m in SCALAR_METRICS)
         known = [f"{prefix}{m}" for prefix in ("", "validation_") for m in ("loss", *scalar)]
         if schedule["metric"] not in known:
             raise TrainingOptionError(f"schedule plateau: metric {schedule['metric']!r} is not "
