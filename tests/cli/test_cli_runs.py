@@ -227,15 +227,15 @@ def csv_scalars(path: Path) -> dict[str, list[tuple[int, float]]]:
 
 
 def test_tensorboard_events_hold_train_csvs_rows(folder):
-    Path("points.yaml").write_text(SPEC.replace("metrics: [accuracy]",
-                                                     "metrics: [accuracy], log_every: 5"))
+    Path("points.yaml").write_text(SPEC.replace(
+        "metrics: [accuracy]", "metrics: [accuracy], log_every: 5, schedule: cosine"))
     train(folder, "--epochs", 3, "--tensorboard")
     run = runs(folder) / "1"
     got, want = scalars(run / "tensorboard"), csv_scalars(run / "train.csv")
     assert {"epoch/loss", "epoch/accuracy", "epoch/validation_loss",
             "epoch/validation_accuracy", "step/loss", "step/accuracy"} <= set(want)
-    if "epoch/lr" in want:  # a learning rate the log reports is a curve too
-        assert "epoch/lr" in got
+    rates = [rate for _, rate in want["epoch/lr"]]  # the schedule's learning rate too
+    assert rates == sorted(rates, reverse=True) and len(set(rates)) == 3
     assert got == want
     assert len(got["epoch/loss"]) == 3 and len(got["step/loss"]) == 23 // 5  # 23 steps
 
