@@ -207,6 +207,7 @@ def train(spec: Spec, overrides: Mapping[str, str], given: RunOptions, *, spec_a
                     tensorboard=bool(options.tensorboard))
                 if params is not None:
                     workflow.load_params(params, session.model)
+                    session.keep_data_state(params)
                 if start is not None:
                     session.resume(start)
                 for note in session.notes:

@@ -20,6 +20,7 @@ from graphcore.inputs.make import input_rng, make_inputs
 from graphcore.interpreter.arguments import check_inputs, check_seed, check_spec
 from graphcore.interpreter.calls import loss_function
 from graphcore.interpreter.parameters import SpecModel, build_model, check_model
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.interpreter.results import PathEntry, RunResult
 from graphcore.language.layers import LAYERS
 from graphcore.language.loader import DEFAULT_MAX_ELEMENTS, load_spec_file, load_spec_text
@@ -28,7 +29,7 @@ from graphcore.language.syntax import Spec
 __all__ = [
     "DEFAULT_MAX_ELEMENTS", "LAYERS", "PathEntry", "RunResult", "Spec", "SpecModel",
     "build_model", "input_rng", "load_spec_file", "load_spec_text", "loss_function",
-    "make_inputs", "run", "run_spec",
+    "make_inputs", "prepare_inputs", "run", "run_spec",
 ]
 
 
@@ -53,5 +54,6 @@ def run(spec: Spec, *, seed: int | None = None, model: SpecModel | None = None,
         model = build_model(spec, seed)
     if inputs is None:
         inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    inputs = prepare_inputs(spec, model, inputs)
     return run_spec(spec, model, inputs, backward=backward, seed=seed), model
 

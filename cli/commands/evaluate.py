@@ -25,6 +25,7 @@ from graphcore.commands.train.session import (
     settings_for,
 )
 from graphcore.interpreter.parameters import build_model
+from graphcore.interpreter.preprocessing import model_state
 from graphcore.training.extensions.plot_report import render_matrix
 
 SPLITS = ("test", "validation", "train", "all")
@@ -74,12 +75,12 @@ def evaluate(
     try:
         settings = settings_for(loaded, seed=seed)
         whole = split == "all" or data is not None or bool(overrides)
+        model = build_model(loaded, settings.seed)
+        workflow.load_params(params, model)  # its vocabularies encode the rows
         arrays = load_spec_data(loaded, settings.seed, overrides, split=not whole,
-                                verb="evaluate")
+                                verb="evaluate", state=model_state(model))
         which = split or ("validation" if arrays.validation is not None else "all")
         rows, index = _part(loaded.name, arrays, which)
-        model = build_model(loaded, settings.seed)
-        workflow.load_params(params, model)
         check_labels(loaded, model, SpecData(rows, None, arrays.shared, index))
         size = batch_size or max(settings.batch_size, 256)
         result = evaluation(loaded, model, rows, arrays.shared, size, settings.metrics,

@@ -12,6 +12,7 @@ from cli import files, output, specs
 from cli.errors import UNAVAILABLE, CliError, command
 from cli.options import plugin_option
 from graphcore.interpreter.params_file import load_params
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.onnx import export_spec
 from graphcore.spec import build_model, make_inputs
 
@@ -50,6 +51,7 @@ def export(
     arrays = make_inputs(loaded.inputs, seed, loaded.folder, overrides)
     if params is not None:
         load_params(str(params), model)
+    arrays = prepare_inputs(loaded, model, arrays)  # without --params: fitted on these rows
     onnx_model = export_spec(loaded, model, arrays, opset=opset, seed=seed)
     onnx.checker.check_model(onnx_model, full_check=True)
     target = out if out is not None else files.artifact_dir(out_dir, loaded.name) / "model.onnx"

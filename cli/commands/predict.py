@@ -21,10 +21,11 @@ from cli import files, output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
 from graphcore.batching.analysis import reads
-from graphcore.commands.train.data import no_batched_input, require_rows
+from graphcore.commands.train.data import data_origins, no_batched_input, require_rows
 from graphcore.commands.train.session import TrainingOptionError, batched_inputs, predict_arrays
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import build_model
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.language.syntax import PREVIOUS, OpStep, walk_steps
 
 STDOUT = "-"
@@ -76,6 +77,9 @@ def predict(
     shared = {n: v for n, v in arrays.items() if n not in rows}
     model = build_model(loaded, seed)
     workflow.load_params(params, model)
+    prepared = prepare_inputs(graph_only, model, arrays, data_origins(graph_only, overrides))
+    rows = {n: prepared[n] for n in rows}
+    shared = {n: prepared[n] for n in shared}
     try:
         predictions = predict_arrays(graph_only, model, rows, shared, batch_size, seed)
     except TrainingOptionError as e:

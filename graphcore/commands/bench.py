@@ -40,6 +40,7 @@ from graphcore.batching.run import run_spec
 from graphcore.errors import GraphcoreError
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import build_model
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 from graphcore.profiling import ProfileReport, profile_ops
@@ -224,8 +225,9 @@ class _Dynamic:
 
     def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
                  passes: Sequence[str] | None = None, batching: str = "auto") -> None:
-        self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
+        self.spec, self.seed, self.batching = spec, seed, batching
         self.model = build_model(spec, seed)
+        self.inputs = inputs = prepare_inputs(spec, self.model, inputs)
         self.compile_ms: float | None = None
 
     def step(self) -> RunResult:
@@ -242,8 +244,9 @@ class _Static:
 
     def __init__(self, spec: Spec, inputs: dict[str, Any], seed: int,
                  passes: Sequence[str] | None = None, batching: str = "auto") -> None:
-        self.spec, self.inputs, self.seed, self.batching = spec, inputs, seed, batching
+        self.spec, self.seed, self.batching = spec, seed, batching
         self.model = build_model(spec, seed)
+        self.inputs = inputs = prepare_inputs(spec, self.model, inputs)
         self.runner = StaticSpecRunner(spec, self.model, passes=passes)
         self.runner.run(inputs, seed=seed, batching=batching)
         self.compile_ms: float | None = self.runner.stats.compile_ms

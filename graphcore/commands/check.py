@@ -55,6 +55,7 @@ from graphcore.config import no_backprop_mode
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.calls import loss_function
 from graphcore.interpreter.parameters import SpecModel, build_model, seeded
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.language.syntax import Spec
 from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.static.passes import select
@@ -159,7 +160,8 @@ def check_spec(spec: Spec, seed: int | None = None,
     require_loss(spec, "differentiate")
     seed = spec.seed if seed is None else seed
     model = build_model(spec, seed)
-    inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
+    inputs = prepare_inputs(spec, model, make_inputs(spec.inputs, seed, spec.folder,
+                                                     input_overrides, stdin))
     inputs, rows = _some_rows(spec, inputs, batch_size, seed)
     run_spec(spec, model, inputs, backward=False, seed=seed)  # gives lazy parameters a shape
     for p in model.params(include_uninit=False):

@@ -36,6 +36,7 @@ from graphcore.config import using_config
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import SpecModel, build_model
 from graphcore.interpreter.params_file import load_params
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.interpreter.results import RunResult
 from graphcore.language.syntax import Spec
 from graphcore.spec_static.runner import StaticSpecRunner
@@ -188,6 +189,7 @@ def run_report(spec: Spec, *, seed: int | None = None, params_file: str | None =
     inputs = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin)
     if params_file is not None:
         load_params(params_file, model)
+    inputs = prepare_inputs(spec, model, inputs)
     if mode == "static":
         runner = StaticSpecRunner(spec, model, passes=passes)
         result = runner.run(inputs, seed=seed, batching=batching)

@@ -6,9 +6,11 @@ array, ``column: a`` -> ``[rows]``), ``.npz`` (``key``, or a sequence as ``value
 ``offsets`` arrays), ``.npy`` (the whole array) and JSON Lines (``field``, ``column`` or
 ``columns`` of each line's object). ``.npy``/``.npz`` integer and bool arrays keep their dtype
 unless the input gives ``dtype``; floats become float32; CSV values are float32 unless
-``dtype`` says otherwise. Bad data raises ``SpecError`` located in the data file
-(``data.csv:7:3``: line and column of the field) or at the spec's column entry; every input
-must have the same number of rows (they bind the same batch dimension). Nothing is pickled.
+``dtype`` says otherwise; an input that may hold class names (``encode: category``, labels)
+is a unicode array of them (``class_names_of``). Bad data raises ``SpecError`` located in
+the data file (``data.csv:7:3``: line and column of the field) or at the spec's column
+entry; every input must have the same number of rows (they bind the same batch dimension).
+Nothing is pickled.
 
 Every read is bounded (``graphcore.files.arrays`` for .npy/.npz, ``data_text`` for CSV and JSON
 Lines): each input's elements against the spec's limit, checked from headers or as rows
@@ -38,7 +40,14 @@ from graphcore.files.arrays import (
     remaining_bytes,
 )
 from graphcore.files.regular import located, open_regular
-from graphcore.inputs.data_text import MAX_SEQUENCE_EXAMPLES, convert, read_csv, read_jsonl
+from graphcore.inputs.data_text import (
+    MAX_SEQUENCE_EXAMPLES,
+    class_text,
+    convert,
+    number_text,
+    read_csv,
+    read_jsonl,
+)
 from graphcore.language.located import error_at
 from graphcore.language.syntax import DEFAULT_MAX_ELEMENTS
 from graphcore.registry import suggestion as did_you_mean
@@ -267,7 +276,8 @@ def _at_input(spec: Any, message: str) -> SpecError:
 
 
 def _check_kind(header: NpyHeader, spec: Any, what: str) -> None:
-    if header.dtype.kind not in "biuf":
+    text = header.dtype.kind == "U" and spec.column is not None and spec.column.takes_text
+    if header.dtype.kind not in "biuf" and not text:
         raise _at_input(spec, f"{what} holds {header.dtype} values, not numbers")
 
 
@@ -289,6 +299,13 @@ def _sequences(values: np.ndarray, offsets: np.ndarray, spec: Any, path: Path
 
 
 def _keep_dtype(array: np.ndarray, spec: Any) -> np.ndarray:
+    column = spec.column
+    if column is not None and column.takes_text and (
+            column.encode or array.dtype.kind == "U") and not array.dtype.hasobject:
+        if array.ndim != 1:
+            raise _at_input(spec, f"class names or codes are one per row (a 1-d array), but "
+                            f"the array has shape {list(array.shape)}")
+        return class_names_of(array)
     if array.dtype.hasobject or array.dtype.kind not in "biuf":
         raise _at_input(spec, f"the array holds {array.dtype} values, not numbers")
     if spec.dtype_given:
@@ -298,3 +315,15 @@ def _keep_dtype(array: np.ndarray, spec: Any) -> np.ndarray:
         return convert(array, np.dtype(np.float32),
                        lambda msg: _at(spec.column.loc if spec.column else spec.loc, msg))
     return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
+
+
+def class_names_of(array: np.ndarray) -> np.ndarray:
+    """A 1-d array of class names (text) or codes (numbers) as class names: a unicode array
+    in which a number and its text are one name (``3``, ``3.0`` and ``"3"`` are ``3``)."""
+    if array.dtype.kind == "U":
+        names = [class_text(str(v)) for v in array.tolist()]
+    elif array.dtype.kind == "b":
+        names = [str(int(v)) for v in array.tolist()]
+    else:
+        names = [number_text(float(v)) for v in array.tolist()]
+    return np.array(names, dtype=str) if names else np.zeros(0, dtype="<U1")

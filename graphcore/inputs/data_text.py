@@ -4,6 +4,10 @@ Both read a binary stream line by line, decoding each line alone, so a byte that
 is an error at its line and column. Only the columns (fields) the spec reads are kept, each
 converted to numbers as its line is read into a compact column of float64 (8 bytes a value,
 never a Python string per cell), so memory follows what the spec reads, not the file's size.
+The one exception is a column that may hold class names (``encode: category``, or a
+classification loss's labels): its cells are kept as text and become a unicode array of class
+names (``class_text``: a number's text is the number's, ``3.0`` is ``3``), unless labels turn
+out to be all numbers; ``cell_place`` finds a row's cell again for a message about it.
 Everything a file can make a reader hold is bounded before it is held: a line's bytes
 (``MAX_CSV_LINE_BYTES``, ``MAX_JSON_LINE_BYTES``), a CSV record's (a quoted field may span
 lines), the CSV field limit, and each input's elements (the spec's element limit), counted
@@ -176,7 +180,11 @@ def read_csv(path: Path | str, stream: BinaryIO, inputs: Mapping[str, Any],
     header_line, _, fields = first
     header = _header(path, header_line, fields)
     wanted = {name: _csv_indexes(name, spec, header, source) for name, spec in inputs.items()}
-    kept = sorted({i for indexes in wanted.values() for i in indexes})
+    numeric = {i for name, indexes in wanted.items() if not _text_column(inputs[name])
+               for i in indexes}
+    texts = {wanted[name][0]: [] for name, spec in inputs.items()
+             if _text_column(spec) and wanted[name][0] not in numeric}
+    kept = sorted({i for indexes in wanted.values() for i in indexes} - set(texts))
     position = {index: k for k, index in enumerate(kept)}
     columns = _Columns(len(kept))
     max_rows = min((max_elements // max(len(ix), 1) for ix in wanted.values()),
@@ -197,18 +205,74 @@ def read_csv(path: Path | str, stream: BinaryIO, inputs: Mapping[str, Any],
             except ValueError:
                 line, col = _field_place(text, index, number)
                 raise _error(path, line, col, f"column '{header[index]}' holds "
-                             f"{_shown(cell)}, not a number") from None
+                             f"{_shown(cell)}, not a number",
+                             _category_hint(inputs, wanted, header, index)) from None
             columns.values[position[index]].append(value)
+        for index, cells in texts.items():
+            cells.append(row[index].strip())
         rows += 1
     if rows == 0:
         raise _error(path, header_line, 1, f"{source} holds a header but no data rows")
     arrays: dict[str, Array] = {}
     for name, spec in inputs.items():
         column = spec.column
+        if wanted[name][0] in texts:
+            arrays[name] = text_values(texts[wanted[name][0]], spec,
+                                       lambda msg, at=column.loc: _at(at, msg))
+            continue
         result = columns.take([position[i] for i in wanted[name]], _input_dtype(spec),
                               lambda msg, at=column.loc: _at(at, msg))
         arrays[name] = result[:, 0] if column.column else result
     return arrays
+
+
+def _text_column(spec: Any) -> bool:
+    """An input read as text first: one column that may hold class names."""
+    return spec.column.takes_text and spec.column.column is not None
+
+
+def _category_hint(inputs: Mapping[str, Any], wanted: Mapping[str, list[int]],
+                   header: list[str], index: int) -> str:
+    """How to read a column of class names: the key to add to the input reading it."""
+    readers = [n for n, indexes in wanted.items() if index in indexes]
+    name = next((n for n in readers if not _text_column(inputs[n])), readers[0])
+    if inputs[name].column.column is not None:
+        return (f"if these are class names, add encode: category to data input '{name}' "
+                "(its values become class indices 0, 1, ...)")
+    return (f"if column '{header[index]}' holds class names, read it as an input of its "
+            f"own: {{column: {header[index]}, encode: category}}")
+
+
+def number_text(value: float) -> str:
+    """The one text of a number as a class name: ``3`` for 3 and 3.0, ``2.5`` for 2.5."""
+    if np.isfinite(value) and value == int(value):
+        return str(int(value))
+    return repr(float(value))
+
+
+def class_text(text: str) -> str:
+    """A value's class name: text that reads as a finite number is that number's
+    ``number_text`` (so ``3`` and ``3.0`` are one class); other text as it is."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return number_text(value) if np.isfinite(value) else text
+
+
+def text_values(cells: list[str], spec: Any, fail: Callable[[str], SpecError]) -> np.ndarray:
+    """One text column of an input that may hold class names: its class names as a unicode
+    array (``encode: category``, or labels that are not all numbers), else the numbers of
+    labels as the input's dtype."""
+    if not spec.column.encode:
+        try:
+            numbers = np.array([float(cell) for cell in cells], dtype=np.float64)
+        except ValueError:
+            pass
+        else:
+            return convert(numbers, _input_dtype(spec), fail)
+    return np.array([class_text(cell) for cell in cells], dtype=str) if cells else \
+        np.zeros(0, dtype="<U1")
 
 
 def _header(path: Path | str, line: int, fields: list[str]) -> list[str]:
@@ -315,6 +379,8 @@ class _JsonInput:
         self.examples: list[np.ndarray] = []
         self.columns = _Columns(len(self.fields))
         self.shape: tuple[int, ...] | None = None
+        # class names or numbers of an input that may hold them, as the lines give them
+        self.cells: list[str | float] | None = [] if _text_column(spec) else None
 
     def add(self, number: int, record: dict[str, Any]) -> None:
         values = []
@@ -323,6 +389,9 @@ class _JsonInput:
                 raise _error(self.path, number, 1, f"line has no field '{key}'",
                              did_you_mean(key, list(record)))
             values.append(record[key])
+        if self.cells is not None:
+            self._add_class(number, values[0])
+            return
         value = self._numbers(number, values[0] if self.spec.column.field else values)
         self.count += value.size
         if self.count > self.max_elements:
@@ -341,6 +410,16 @@ class _JsonInput:
         for c, number_value in enumerate(value.tolist()):
             self.columns.values[c].append(number_value)
 
+    def _add_class(self, number: int, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise _error(self.path, number, 1, f"field '{self.fields[0]}' is not a class name "
+                         "(a string) or a number")
+        self.count += 1
+        if self.count > self.max_elements:
+            raise _error(self.path, number, 1, _over_limit(self.name, self.source, self.count,
+                                                           self.max_elements))
+        self.cells.append(value if isinstance(value, str) else float(value))
+
     def _numbers(self, number: int, value: Any) -> np.ndarray:
         try:
             return np.asarray(value, dtype=np.float64)
@@ -357,5 +436,43 @@ class _JsonInput:
 
         if self.spec.column.field:
             return [convert(v, dtype, fail) for v in self.examples]
+        if self.cells is not None:
+            return text_values([v if isinstance(v, str) else number_text(v)
+                                for v in self.cells], self.spec, fail)
         values = self.columns.take(list(range(len(self.fields))), dtype, fail)
         return values[:, 0] if self.spec.column.column else values
+
+
+# -------------------------------------------------------------------- where a row's value is
+
+def cell_place(path: Path | str, stream: BinaryIO, column: str, row: int
+               ) -> tuple[int, int] | None:
+    """Line and column of data row ``row`` (0-based) of ``column`` (a CSV column, a JSON
+    Lines field) in the text ``stream`` holds, read again for a message about that value;
+    None when the text has no such row."""
+    if Path(path).suffix.lower() == ".jsonl":
+        count = 0
+        for number, text in text_lines(path, stream, MAX_JSON_LINE_BYTES):
+            if not text.strip():
+                continue
+            if count == row:
+                at = text.find(json.dumps(column))
+                if at < 0:
+                    return number, 1
+                value = text.find(":", at + len(json.dumps(column))) + 1
+                while value < len(text) and text[value] in " \t":
+                    value += 1
+                return number, value + 1
+            count += 1
+        return None
+    records = _csv_records(path, stream)
+    first = next(records, None)
+    if first is None:
+        return None
+    header = [name.strip() for name in first[2]]
+    if column not in header:
+        return None
+    for count, (number, text, _) in enumerate(records):
+        if count == row:
+            return _field_place(text, header.index(column), number)
+    return None

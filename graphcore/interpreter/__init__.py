@@ -3,6 +3,10 @@
 - ``parameters``: ``SpecModel`` (one link per layer scope, built lazily), ``build_model``,
   ``check_model``, ``seeded``; ``params_file`` loads ``--params`` (an .npz, or a checkpoint's
   model) checked against the spec's declared shapes from its headers;
+- ``preprocessing``: what a spec fits on its training rows and keeps in its model (label
+  vocabularies, ``normalize`` statistics: ``SpecModel.preprocessing``), fitting, encoding
+  class names (a located error for an unknown one), ``normalized`` (applied where the pass
+  reads its inputs, as ops) and ``class_names``;
 - ``plan``: what is resolved once per spec instead of once per step (each op step's class,
   arity and size bound);
 - ``forward``: ``ForwardPass``, one forward pass: the step walk that records the path (each

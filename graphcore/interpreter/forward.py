@@ -37,6 +37,7 @@ from graphcore.config import config
 from graphcore.interpreter.parameters import SpecModel
 from graphcore.interpreter.plan import OpPlan, SpecPlan, plan_of
 from graphcore.interpreter.predicate_scope import PredicateScope
+from graphcore.interpreter.preprocessing import normalized
 from graphcore.interpreter.results import PathEntry
 from graphcore.interpreter.sizes import oversized
 from graphcore.language import predicate as pred
@@ -78,9 +79,10 @@ class ForwardPass:
         # record: keep each op's inputs and enclosing loops too (drawings group with them)
         self.record = record
         self.on_predicate = on_predicate
-        self.env: dict[str, Any] = dict(inputs)
+        # normalized inputs are read as (x - shift) / scale: ops, so plans and exports hold them
+        self.env: dict[str, Any] = normalized(spec, model, inputs)
         if plan.first_input is not None:
-            self.env[PREVIOUS] = inputs[plan.first_input]
+            self.env[PREVIOUS] = self.env[plan.first_input]
         self.path = path
         self.loops: list[dict[str, int]] = []
         # The loop bodies being run, outermost first: (loop step, iteration index).

@@ -13,6 +13,7 @@ import numpy as np
 from graphcore import errors
 from graphcore.errors import ArgumentTypeError
 from graphcore.interpreter.arguments import check_seed, check_spec
+from graphcore.interpreter.preprocessing import PREPROCESSING, Preprocessing, preprocessed
 from graphcore.language.layers import LAYERS
 from graphcore.language.syntax import IfStep, OpStep, RepeatStep, Spec, Step
 from graphcore.links.link import Chain, Link
@@ -30,9 +31,17 @@ class SpecModel(Chain):
                 if scope not in made:
                     made.add(scope)
                     setattr(self, scope, _make_layer(step))
+            if preprocessed(spec):  # a reserved name: no layer scope starts with _
+                setattr(self, PREPROCESSING, Preprocessing(spec))
 
     def layer(self, scope: str) -> Link:
         return getattr(self, scope)
+
+    @property
+    def preprocessing(self) -> Preprocessing | None:
+        """The state fitted on the training rows (``interpreter.preprocessing``), or None
+        for a spec that encodes and normalizes nothing."""
+        return self.__dict__.get(PREPROCESSING)
 
     def initialized(self) -> bool:
         """True once every parameter has its array (lazily sized ones get theirs, drawn from

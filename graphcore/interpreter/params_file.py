@@ -19,6 +19,7 @@ from graphcore import serializers
 from graphcore.config import config
 from graphcore.errors import SerializationError
 from graphcore.interpreter.parameters import SpecModel
+from graphcore.interpreter.preprocessing import PREPROCESSING
 from graphcore.links.batch_norm import BatchNormalization
 from graphcore.links.linear import Linear
 
@@ -47,11 +48,20 @@ def load_params(file: str | os.PathLike[str], model: SpecModel, prefix: str | No
     if prefix:
         headers = {key[len(prefix):]: header for key, header in headers.items()
                    if key.startswith(prefix)}
+    if model.preprocessing is not None:  # a label vocabulary is there when labels were text
+        model.preprocessing.expect([key[len(PREPROCESSING) + 1:] for key in headers
+                                    if key.startswith(PREPROCESSING + "/")])
     declared = declared_shapes(model)
     limit = model.spec.max_elements
     problems = []
     missing = [key for key in declared if key not in headers]
     extra = [key for key in headers if key not in declared]
+    state = [key for key in missing if key.startswith(PREPROCESSING + "/")]
+    missing = [key for key in missing if key not in state]
+    if state:
+        problems.append(f"it lacks {_state_keys(state)}, which training fits on the training "
+                        "rows and saves with the parameters (parameters trained before the "
+                        "spec said so); train the spec again")
     if missing:
         problems.append(f"it lacks {_keys(missing)}, which the spec's model has")
     if extra:
@@ -110,6 +120,17 @@ def _lazy_shape(link: object, name: str) -> Declared:
     if isinstance(link, BatchNormalization):
         return (None,)
     return None
+
+
+def _state_keys(keys: list[str]) -> str:
+    """The fitted state a file lacks, in the spec's terms."""
+    words = {"classes": "the vocabulary", "shift": "the normalize statistics",
+             "scale": "the normalize statistics"}
+    named: dict[str, None] = {}
+    for key in keys:
+        name, _, what = key[len(PREPROCESSING) + 1:].rpartition("/")
+        named[f"{words.get(what, what)} of input '{name}'"] = None
+    return ", ".join(named)
 
 
 def _keys(keys: list[str]) -> str:

@@ -168,11 +168,15 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
         self.name_layers(steps, check_scopes=within_limits)
         if self.errors:
             raise SpecErrors(self.errors)
-        return Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
+        spec = Spec(name=name, kind=self.kind, seed=seed, params=self.params, inputs=inputs,
                     graph=graph, loss=loss, outputs=outputs, file=self.file,
                     folder=self.folder, source=root.loc.source, loc=root.loc,
                     max_elements=self.max_elements, data=data, validation=validation, test=test,
                     train=train)
+        self.mark_labels(spec)
+        if self.errors:
+            raise SpecErrors(self.errors)
+        return spec
 
     def stray_step_key_hint(self, key: str) -> str | None:
         """A top-level key that belongs to a step (``then:`` written at column 1 under

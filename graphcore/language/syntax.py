@@ -75,10 +75,26 @@ class DataColumn:
     field: str | None = None
     file: str = ""  # the data file (relative to the spec's folder unless absolute)
     file_loc: Loc | None = None
+    # ``encode: category``: values (text or numbers) become class indices 0..K-1 by a
+    # vocabulary fitted on the training rows (``encode_loc``: where it is written)
+    encode: str | None = None
+    encode_loc: Loc | None = None
+    # ``normalize: standard | minmax``: statistics fitted on the training rows, applied where
+    # the interpreter reads the input (``normalize_loc``: where it is written)
+    normalize: str | None = None
+    normalize_loc: Loc | None = None
+    # the labels of a classification loss (``language.labels.label_input``): text values are
+    # encoded as ``encode: category`` encodes them; numbers are class indices as they are
+    labels: bool = False
 
     @property
     def sequence(self) -> bool:
         return self.values is not None or self.field is not None
+
+    @property
+    def takes_text(self) -> bool:
+        """Values may be text (class names): encoded, or a classification loss's labels."""
+        return self.encode is not None or self.labels
 
 
 @dataclass

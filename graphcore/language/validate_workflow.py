@@ -5,6 +5,8 @@ loader). The loop these describe lives in ``graphcore.commands.train.session``.
       file: data/points.csv            # .csv (with a header), .npz, .npy or .jsonl
       x: {columns: [f1, f2]}           # each other key is an input fed from the file
       t: {column: label, dtype: int32}
+      kind: {column: kind, encode: category}    # class names or codes -> 0..K-1
+      z: {columns: [g1, g2], normalize: standard}  # or minmax; fitted on the training rows
     test: 0.1                          # held out first, evaluated once after training
     validation: 0.2                    # a seeded fraction, or {file: ..., seed: ...}
     train: {epochs: 20, batch_size: 32, optimizer: {name: adam, alpha: 0.01},
@@ -22,14 +24,24 @@ from pathlib import Path
 from typing import Any
 
 from graphcore import optimizers
-from graphcore.language.syntax import DataColumn, DataSpec, InputSpec, TrainSpec, ValidationSpec
+from graphcore.language.labels import label_input
+from graphcore.language.syntax import (
+    DataColumn,
+    DataSpec,
+    InputSpec,
+    Spec,
+    TrainSpec,
+    ValidationSpec,
+)
 from graphcore.language.validation import INVALID, did_you_mean, items_of, show
 from graphcore.language.yaml_source import LMap
 from graphcore.training import learning_rate
 
 DATA_SUFFIXES = (".csv", ".npz", ".npy", ".jsonl")
 COLUMN_KEYS = ("columns", "column", "key", "values", "offsets", "field", "dtype", "shape",
-               "whole_batch")
+               "whole_batch", "encode", "normalize")
+ENCODINGS = ("category",)
+NORMALIZATIONS = ("standard", "minmax")
 # graphcore.commands.train.metrics computes them
 SCALAR_METRICS = ("accuracy", "mse", "mae", "precision", "recall", "f1", "auc", "r2")
 METRICS = (*SCALAR_METRICS, "confusion")  # the confusion matrix: a table, not a scalar
@@ -138,8 +150,49 @@ class WorkflowReader:
             elif getattr(self, "named_dim", None):
                 spec.batch_dim = self.named_dim
         self.read_whole_batch(node, spec)
+        self.read_preprocessing(name, node, spec)
         self.data_inputs[name] = spec
         return column
+
+    def read_preprocessing(self, name: str, node: Any, spec: InputSpec) -> None:
+        """``encode: category`` and ``normalize: standard | minmax`` of a data input."""
+        column = spec.column
+        if "encode" in node:
+            column.encode = self.read_choice(node["encode"], "encode", ENCODINGS, "category")
+            column.encode_loc = node["encode"].loc
+            if column.columns is not None or column.sequence:
+                self.error(node["encode"].loc, f"data input '{name}': encode: category reads "
+                           "one column of class names or codes (column: NAME, or key: NAME "
+                           "of a 1-d array)")
+            if spec.dtype_given and spec.dtype not in ("int32", "int64"):
+                self.error(node["dtype"].loc, f"data input '{name}': encode: category gives "
+                           f"class indices, so its dtype is int32 or int64, not {spec.dtype}")
+            if not spec.dtype_given:
+                spec.dtype = "int32"
+        if "normalize" in node:
+            column.normalize = self.read_choice(node["normalize"], "normalize",
+                                                NORMALIZATIONS, "standard")
+            column.normalize_loc = node["normalize"].loc
+            if column.sequence:
+                self.error(node["normalize"].loc, f"data input '{name}': normalize applies to "
+                           "inputs of rows (columns:, column: or key:), not to sequences")
+            elif column.encode is not None:
+                self.error(node["normalize"].loc, f"data input '{name}': an encoded input "
+                           "holds class indices; normalize applies to numeric features")
+            elif spec.dtype_given and not spec.dtype.startswith("float"):
+                self.error(node["normalize"].loc, f"data input '{name}': normalize gives "
+                           f"real values, so its dtype is a float dtype, not {spec.dtype}")
+
+    def mark_labels(self, spec: Spec) -> None:
+        """The data input holding a classification loss's labels may hold class names."""
+        name = label_input(spec)
+        column = spec.inputs[name].column if name is not None else None
+        if column is None:
+            return
+        column.labels = True
+        if column.normalize is not None:
+            self.error(column.normalize_loc, f"data input '{name}' holds the labels of "
+                       f"{spec.loss.op}; normalize applies to features")
 
     def read_validation(self, node: Any, key: str = "validation") -> ValidationSpec | None:
         """``validation:`` (or ``test:``, ``key``): a fraction, or a mapping with a fraction or

@@ -64,7 +64,8 @@ INVALID = InvalidType()
 # The names a layer scope may not take: each scope becomes an attribute of the spec's model
 # (``interpreter.parameters.SpecModel``, a ``Chain``), and ``name: layer`` would replace one of
 # its attributes: ``Chain``'s, and the ones ``SpecModel`` adds (a test keeps the two in step).
-MODEL_ATTRIBUTES = frozenset(dir(Chain)) | {"spec", "name", "layer", "initialized"}
+MODEL_ATTRIBUTES = frozenset(dir(Chain)) | {"spec", "name", "layer", "initialized",
+                                            "preprocessing"}
 
 
 def model_attribute(name: str) -> bool:

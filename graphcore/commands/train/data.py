@@ -9,7 +9,7 @@ part, from the rows left; the rest are the training rows); batches of rows; and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -31,7 +31,10 @@ from graphcore.inputs.data_files import read_data
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.examples import per_row_inputs
 from graphcore.interpreter.parameters import SpecModel
-from graphcore.language.syntax import OpStep, Spec, ValidationSpec
+from graphcore.interpreter.preprocessing import Rows, State, encode_rows, fit_state
+from graphcore.interpreter.preprocessing import class_names as label_names
+from graphcore.language.labels import INTEGER_LABELS, label_input  # noqa: F401  (the API)
+from graphcore.language.syntax import Spec, ValidationSpec
 
 Array = np.ndarray | list[np.ndarray]
 
@@ -49,6 +52,9 @@ class SpecData:
     validation_index: np.ndarray | None = None
     test: dict[str, Array] | None = None
     test_index: np.ndarray | None = None
+    # what the training rows fitted (vocabularies, normalize statistics), or the model's
+    # state the rows were encoded with; the session's model holds it
+    state: State = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
@@ -80,11 +86,16 @@ def no_batched_input(spec: Spec, verb: str) -> TrainingOptionError:
 
 def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | None = None,
                    stdin: BinaryIO | None = None, split: bool = True,
-                   verb: str = "train") -> SpecData:
+                   verb: str = "train", state: State | None = None) -> SpecData:
     """Read the spec's inputs and split off the held-out parts: ``test:`` first, then
     ``validation:`` from the rows left (each a seeded fraction of all the rows, or a file);
     the training rows are the rest. ``split=False`` keeps every row for training. ``verb``
-    names what the rows are for in the refusal of a spec without any (train, evaluate)."""
+    names what the rows are for in the refusal of a spec without any (train, evaluate).
+
+    Inputs of class names are encoded and normalize statistics fitted on the training rows
+    alone, after both splits (``interpreter.preprocessing``); ``state``: a trained model's
+    state to encode with instead (evaluate), nothing fitted. A class the vocabulary lacks is
+    an error at its row in the data file."""
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin,
                          spec.max_elements)
     names = batched_inputs(spec, arrays)
@@ -113,8 +124,37 @@ def load_spec_data(spec: Spec, seed: int, input_overrides: Mapping[str, str] | N
     if val_index is not None or test_index is not None:
         train_index = left
         rows = {k: _take(a, train_index) for k, a in rows.items()}
-    check_label_dtype(spec, arrays, validation, test)
-    return SpecData(rows, validation, shared, train_index, val_index, test, test_index)
+    purpose = "the training rows hold" if state is None else "the parameters were trained on"
+    state = fit_state(spec, rows) if state is None else state
+    origin = data_origins(spec, input_overrides)
+    rows = encode_rows(spec, state, rows, {n: Rows(r.path, train_index)
+                                           for n, r in origin.items()}, purpose)
+    encoded = []
+    for name, part, index in (("validation", spec.validation, val_index),
+                              ("test", spec.test, test_index)):
+        values = validation if name == "validation" else test
+        if values is not None:
+            where = {n: Rows(r.path, index) for n, r in origin.items()} if index is not None \
+                else {n: Rows(Path(spec.folder) / part.file, None, f"{name} row")
+                      for n in origin}
+            values = encode_rows(spec, state, values, where, purpose)
+        encoded.append(values)
+    validation, test = encoded
+    check_label_dtype(spec, rows, validation, test)
+    return SpecData(rows, validation, shared, train_index, val_index, test, test_index, state)
+
+
+def data_origins(spec: Spec, overrides: Mapping[str, str] | None) -> dict[str, Rows]:
+    """The file each data-fed input's rows are read from (``path`` None: stdin), for
+    messages about a row (``interpreter.preprocessing.Rows``)."""
+    out: dict[str, Rows] = {}
+    for name, s in spec.inputs.items():
+        if s.source != "data":
+            continue
+        given = (overrides or {}).get(name)
+        out[name] = Rows(None if given == "-" else Path(given) if given is not None else
+                         Path(spec.folder) / s.column.file)
+    return out
 
 
 def check_fractions(spec: Spec, n: int, parts: list[ValidationSpec | None]) -> None:
@@ -188,31 +228,6 @@ def require_rows(spec: Spec, rows: Mapping[str, Array], verb: str) -> None:
             raise errors.SpecError(
                 f"input '{name}' has no rows to {verb}", at.file, at.line, at.col,
                 at.source.line(at.line) if at.source else None, at.length)
-
-
-# losses (and metrics) whose targets are integer class labels
-INTEGER_LABELS = ("softmax_cross_entropy", "sigmoid_cross_entropy")
-# ops that pass their input's values (and dtype) on, reshaped or indexed
-_KEEP_VALUES = ("reshape", "transpose", "swapaxes", "get_item", "broadcast_to", "copy")
-
-
-def label_input(spec: Spec) -> str | None:
-    """The input whose values reach the loss as its labels (the second input of a loss in
-    ``INTEGER_LABELS``, followed back through top-level reshapes and indexing), or None."""
-    loss = spec.loss
-    if loss is None or loss.op not in INTEGER_LABELS or len(loss.inputs) < 2:
-        return None
-    name = loss.inputs[1]
-    made = {step.to: step for step in spec.graph if isinstance(step, OpStep) and step.to}
-    seen: set[str] = set()
-    while name not in spec.inputs:
-        step = made.get(name)
-        if step is None or name in seen or step.op not in _KEEP_VALUES or \
-                len(step.inputs) != 1:
-            return None
-        seen.add(name)
-        name = step.inputs[0]
-    return name
 
 
 def check_label_dtype(spec: Spec, *parts: Mapping[str, Array] | None) -> None:
@@ -300,7 +315,8 @@ def evaluation(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
     """Loss and ``metrics`` over every row, in evaluation mode (per-example runs batched as
     ``batching`` says): the loss an exact mean over rows, each metric computed once from every
     row's predictions. ``confusion``: compute the confusion matrix even where ``metrics`` does
-    not name it. ``class_vocabulary``: the class names (default: their indices)."""
+    not name it. ``class_vocabulary``: the class names (default: the vocabulary of the
+    model's labels when they were class names, else their indices)."""
     if spec.loss is None:
         raise TrainingOptionError(f"spec '{spec.name}' has no loss to evaluate")
     wanted = tuple(metrics) + (("confusion",) if confusion and "confusion" not in metrics
@@ -322,7 +338,8 @@ def evaluation(spec: Spec, model: SpecModel, rows: Mapping[str, Array],
         raise TrainingOptionError(f"spec '{spec.name}': no rows to evaluate")
     out = Evaluation({"loss": loss_sum / n, **collector.values()}, n)
     if collector.classify:
-        out.classes = class_names(collector.classes, class_vocabulary)
+        vocabulary = class_vocabulary if class_vocabulary is not None else label_names(model)
+        out.classes = class_names(collector.classes, vocabulary)
         if any(m in wanted for m in PER_CLASS_METRICS):
             out.per_class = collector.per_class(out.classes)
         if "confusion" in wanted:

@@ -425,8 +425,11 @@ class TrainingSession:
         self.identity = RunIdentity.of(spec, data)
         self.notes: list[str] = []
         self.model = build_model(spec, settings.seed)
+        if self.model.preprocessing is not None:  # fitted on the training rows
+            self.model.preprocessing.load_state(data.state)
         if initial_params is not None:  # checked against the spec's shapes, as --params is
             load_params(initial_params, self.model)
+            self.keep_data_state(initial_params)
         check_labels(spec, self.model, data)
         self.optimizer = make_optimizer(settings)
         self.optimizer.setup(self.model)
@@ -485,6 +488,25 @@ class TrainingSession:
             # a trigger without state: a checkpoint does not depend on a progress bar
             self.trainer.extend(progress, name="progress", trigger=_every_step)
         self.resumed_from: str | None = None
+
+    def keep_data_state(self, params: str | os.PathLike[str]) -> None:
+        """After loading initial parameters (``params``): the training rows' own state is
+        the model's (their rows were encoded and are normalized with it); a vocabulary the
+        file holds that differs is refused, since its class indices would change meaning."""
+        preprocessing = self.model.preprocessing
+        if preprocessing is None:
+            return
+        loaded = preprocessing.state()
+        for name, values in self.data.state.items():
+            given = loaded.get(name, {}).get("classes")
+            own = values.get("classes")
+            if given is not None and own is not None and given.tolist() != own.tolist():
+                raise TrainingOptionError(
+                    f"--params {os.fspath(params)} was trained with classes "
+                    f"{', '.join(given.tolist()[:8])} of input '{name}', but the training "
+                    f"rows give {', '.join(own.tolist()[:8])}; the class indices would change "
+                    "meaning", self.spec.inputs[name].loc)
+        preprocessing.load_state(self.data.state)
 
     def _runs(self, batching: str | None) -> Callable:
         """The steps' run, ``(inputs, seed) -> RunResult``, per-example runs batched as

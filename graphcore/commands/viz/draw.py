@@ -54,6 +54,7 @@ from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.examples import example_count, example_rows
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import SpecModel, build_model, seeded
+from graphcore.interpreter.preprocessing import prepare_inputs
 from graphcore.language.syntax import Spec
 from graphcore.spec_static.runner import StaticSpecRunner
 from graphcore.static.drawing import graph_to_dot
@@ -121,7 +122,7 @@ def draw_stages(spec: Spec, stages: Sequence[str] = ("executed",), *, seed: int 
 def _draw_executed(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
                    expand: bool = True) -> Drawing:
     model = build_model(spec, seed)
-    inputs = _as_variables(example_rows(spec, arrays))
+    inputs = _as_variables(example_rows(spec, prepare_inputs(spec, model, arrays)))
     run, roots, examples = _run_last_example(spec, model, inputs, seed)
     with _parameters_named_by_path(model):
         graph = build_computational_graph(roots, rankdir=rankdir)
@@ -145,8 +146,9 @@ def _locations(run: ForwardPass, graph: ComputationalGraph) -> dict[str, str]:
 def _draw_ir(spec: Spec, arrays: Mapping[str, Any], seed: int, rankdir: str,
              passes: Sequence[str] | None) -> dict[str, Drawing]:
     """The traced IR and the optimized IR of one static-mode run (the last example's plan)."""
-    runner = StaticSpecRunner(spec, build_model(spec, seed), passes=passes)
-    result = runner.run(arrays, seed=seed)
+    model = build_model(spec, seed)
+    runner = StaticSpecRunner(spec, model, passes=passes)
+    result = runner.run(prepare_inputs(spec, model, arrays), seed=seed)
     variant = runner.last
     out = {}
     for stage, graph in (("ir", variant.trace.graph), ("optimized", variant.plan.graph)):
