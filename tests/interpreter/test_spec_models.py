@@ -47,7 +47,7 @@ def test_spec_parameter_gradients_pass_a_numerical_check(path):
     params = [p for p in model.params() if p.array is not None]
     for p in params:
         p.array = p.array.astype(np.float64)
-    inputs = spec.make_inputs(s.inputs, s.seed, s.folder)
+    inputs = spec.prepare_inputs(s, model, spec.make_inputs(s.inputs, s.seed, s.folder))
     inputs.update(continuous_arrays(path.stem))  # data whose ties have no derivative
     inputs = {k: _float64(v) for k, v in inputs.items()}
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
-from graphcore.spec import build_model, load_spec_file, make_inputs, run_spec
+from graphcore.spec import build_model, load_spec_file, make_inputs, prepare_inputs, run_spec
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed")
 ort = pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
@@ -44,7 +44,7 @@ runner = CliRunner()
 def test_spec_exports_and_matches_onnx_runtime(path):
     spec = load_spec_file(path)
     model = build_model(spec)
-    inputs = make_inputs(spec.inputs, spec.seed, spec.folder)
+    inputs = prepare_inputs(spec, model, make_inputs(spec.inputs, spec.seed, spec.folder))
     if spec.name in REFUSED:
         with pytest.raises(ExportError, match=None) as info:
             export_spec(spec, model, inputs)
@@ -59,8 +59,8 @@ def test_spec_exports_and_matches_onnx_runtime(path):
     session = ort_session(proto)
     atol = ATOL.get(spec.name, 1e-6)
     for seed in (spec.seed, 1, 2):  # several inputs (the spec's file inputs stay as they are)
-        assert_runs_equal(session, spec, model, make_inputs(spec.inputs, seed, spec.folder),
-                           atol)
+        rows = prepare_inputs(spec, model, make_inputs(spec.inputs, seed, spec.folder))
+        assert_runs_equal(session, spec, model, rows, atol)
     sequences = [k for k, v in inputs.items() if isinstance(v, list)]
     if sequences:  # one example per call, of any length
         assert meta["length"] == "symbolic" and meta["batch"].startswith("one example")

@@ -56,10 +56,10 @@ def test_static_equals_define_by_run_on_a_slice_of_the_rows(path, off):
 
 def assert_static_equals_define_by_run(path, off, rows=None):
     s = gspec.load_spec_file(path)
-    inputs = gspec.make_inputs(s.inputs, s.seed, s.folder)
+    model = gspec.build_model(s)
+    inputs = gspec.prepare_inputs(s, model, gspec.make_inputs(s.inputs, s.seed, s.folder))
     if rows is not None:  # every input of these specs is per row
         inputs = {name: value[:rows] for name, value in inputs.items()}
-    model = gspec.build_model(s)
     gspec.run_spec(s, model, inputs)  # sizes lazy parameters
     runner = StaticSpecRunner(s, model, passes=None if off is None else [off])
     optimizer = graphcore.optimizers.MomentumSGD(lr=0.05).setup(model)
