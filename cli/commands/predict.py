@@ -1,34 +1,43 @@
 """Predict: the spec's outputs for any number of rows, in evaluation mode, in batches. Rows
 come from --input NAME=FILE (a CSV with the data's column names, .npy, .npz) or the spec's
-data; written as CSV (one row per example, columns named after the outputs), .npz, or - for
-CSV on stdout. The parameters: --params FILE, else the best.npz of the latest run
-(OUT_DIR/NAME/runs/N/; --run N: run N). Without -o, the predictions go into the folder of the
-run they come from (runs/N/predictions.csv), or with --params into
-OUT_DIR/NAME/predictions.csv."""
+data; written as CSV (one row per example), .npz, or - for CSV on stdout. For a
+classification loss, the predicted class and each class's probability too (--outputs);
+--keep COLUMN passes a column of the data file (an id) through. The parameters: --params
+FILE, else the best.npz of the latest run (OUT_DIR/NAME/runs/N/; --run N: run N). Without
+-o, the predictions go into the folder of the run they come from (runs/N/predictions.csv),
+or with --params into OUT_DIR/NAME/predictions.csv."""
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import io
 import sys
 from pathlib import Path
+from typing import Any, BinaryIO
 
-import numpy as np
 import typer
 
 from cli import files, output, workflow
 from cli.errors import USAGE, CliError, command
 from cli.options import plugin_option
-from graphcore.batching.analysis import reads
 from graphcore.commands.train.data import data_origins, no_batched_input, require_rows
-from graphcore.commands.train.session import TrainingOptionError, batched_inputs, predict_arrays
+from graphcore.commands.train.predictions import (
+    OUTPUT_KINDS,
+    output_kinds,
+    predict_table,
+    prediction_spec,
+)
+from graphcore.commands.train.session import TrainingOptionError, batched_inputs
+from graphcore.inputs.kept_columns import (
+    KeptColumnError,
+    kept_columns_from_bytes,
+    read_kept_columns,
+)
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.parameters import build_model
 from graphcore.interpreter.preprocessing import prepare_inputs
-from graphcore.language.syntax import PREVIOUS, OpStep, walk_steps
+from graphcore.language.syntax import walk_steps
 
 STDOUT = "-"
+STDIN = "-"
 
 
 @command
@@ -50,6 +59,12 @@ def predict(
     sets: list[str] = typer.Option([], "--set", help="Override a param: params.NAME=VALUE."),
     plugins: list[Path] = plugin_option(),
     out_dir: Path = typer.Option(Path("outputs"), "--out-dir", help="Artifacts folder."),
+    outputs: str | None = typer.Option(
+        None, "--outputs", help="What to write, comma-separated: "
+        f"{', '.join(OUTPUT_KINDS)} (default: all of them for a classification loss, raw "
+        "otherwise)."),
+    keep: list[str] = typer.Option([], "--keep", help="A column of the data file to pass "
+                                   "through to the predictions (an id); repeatable."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="No messages on stderr."),
 ) -> None:
     if out is not None and out != STDOUT and Path(out).suffix.lower() not in (".csv", ".npz"):
@@ -64,9 +79,15 @@ def predict(
     if params is None:
         params, taken = workflow.run_params(out_dir, loaded.name, run, spec)
         folder = taken.folder
-    graph_only = _without_loss(loaded)
+    try:
+        kinds = output_kinds(loaded, [k.strip() for k in outputs.split(",")]
+                             if outputs is not None else None)
+        graph_only = prediction_spec(loaded)
+    except TrainingOptionError as e:
+        raise CliError(str(e), USAGE, at=e.loc) from None
     seed = loaded.seed if seed is None else seed
-    arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides,
+    stdin = _Recording(sys.stdin.buffer) if keep and "-" in overrides.values() else None
+    arrays = make_inputs(graph_only.inputs, seed, loaded.folder, overrides, stdin,
                          max_elements=loaded.max_elements)
     names = batched_inputs(graph_only, arrays)
     if not names:
@@ -75,38 +96,78 @@ def predict(
     rows = {n: arrays[n] for n in names}
     require_rows(graph_only, rows, "predict")
     shared = {n: v for n, v in arrays.items() if n not in rows}
+    kept = _kept(graph_only, names, overrides, keep, stdin) if keep else None
     model = build_model(loaded, seed)
     workflow.load_params(params, model)
     prepared = prepare_inputs(graph_only, model, arrays, data_origins(graph_only, overrides))
     rows = {n: prepared[n] for n in rows}
     shared = {n: prepared[n] for n in shared}
     try:
-        predictions = predict_arrays(graph_only, model, rows, shared, batch_size, seed)
+        table = predict_table(loaded, model, rows, shared, batch_size=batch_size, seed=seed,
+                              outputs=kinds, kept=kept, run_spec=graph_only)
+    except TrainingOptionError as e:
+        raise CliError(str(e), USAGE, at=e.loc) from None
+    ragged = table.ragged()
+    if ragged is not None and (out is None or Path(out).suffix.lower() != ".npz"):
+        name = ragged.name
+        shapes = ", ".join(str(a.shape) for a in ragged.values[:3])
+        raise CliError(f"output '{name}' differs in shape from example to example "
+                       f"({shapes}, ...); a CSV row per example holds outputs of one "
+                       f"shape: write -o preds.npz (one array per example: {name}/0, "
+                       f"{name}/1, ...)", USAGE, at=_bound_at(loaded, ragged.source or name))
+    try:
+        if out == STDOUT:
+            _print(table.csv_text())
+            return
+        if out is not None:
+            target = Path(out)
+        else:
+            target = (folder or files.artifact_dir(out_dir, loaded.name)) / "predictions.csv"
+        if target.suffix.lower() == ".npz":
+            written = files.write_npz(target, table.arrays())
+        else:
+            written = files.write_text(target, table.csv_text())
     except TrainingOptionError as e:
         raise CliError(str(e), USAGE) from None
-    ragged = [name for name, v in predictions.items() if isinstance(v, list)]
-    if ragged:
-        if out is None or Path(out).suffix.lower() != ".npz":
-            name = ragged[0]
-            shapes = ", ".join(str(np.shape(a)) for a in predictions[name][:3])
-            raise CliError(f"output '{name}' differs in shape from example to example "
-                           f"({shapes}, ...); a CSV row per example holds outputs of one "
-                           f"shape: write -o preds.npz (one array per example: {name}/0, "
-                           f"{name}/1, ...)", USAGE, at=_bound_at(loaded, name))
-        predictions = {key: a for name, values in predictions.items()
-                       for key, a in _per_example(name, values)}
-    if out == STDOUT:
-        _print(_csv(predictions))
-        return
-    if out is not None:
-        target = Path(out)
-    else:
-        target = (folder or files.artifact_dir(out_dir, loaded.name)) / "predictions.csv"
-    if target.suffix.lower() == ".npz":
-        written = files.write_npz(target, predictions)
-    else:
-        written = files.write_text(target, _csv(predictions))
     output.wrote([written], quiet)
+
+
+class _Recording:
+    """stdin, with every byte read from it kept: ``--keep`` reads its columns from what
+    ``--input NAME=-`` read."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.chunks: list[bytes] = []
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.stream.read(size)
+        self.chunks.append(chunk)
+        return chunk
+
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def _kept(spec: Any, names: list[str], overrides: dict[str, str], keep: list[str],
+          stdin: _Recording | None) -> dict:
+    """The ``--keep`` columns, from the file the rows came from: the ``--input`` file of the
+    rows' inputs, else the data file."""
+    given = sorted({overrides[n] for n in names if n in overrides})
+    if not given:
+        given = sorted({str(Path(spec.folder) / spec.inputs[n].column.file) for n in names
+                        if spec.inputs[n].column is not None})
+    if len(given) != 1:
+        where = "no data file" if not given else f"several files ({', '.join(given)})"
+        raise CliError(f"--keep: the rows come from {where}; --keep passes columns of the "
+                       "one file the rows are read from (`data:`, --data or --input NAME=FILE)",
+                       USAGE)
+    try:
+        if given[0] == STDIN:  # stdin, as --input NAME=- read it
+            return kept_columns_from_bytes(stdin.data(), keep, spec.max_elements)
+        return read_kept_columns(given[0], keep, spec.max_elements)
+    except KeptColumnError as e:
+        raise CliError(str(e), USAGE) from None
 
 
 def _print(text: str) -> None:
@@ -120,75 +181,3 @@ def _bound_at(spec, name: str):
     if steps:
         return steps[-1].loc
     return spec.inputs[name].loc if name in spec.inputs else spec.loc
-
-
-def _without_loss(spec):
-    """The spec without its loss and without the top-level op steps only the loss needed
-    (a label's reshape), keeping only the inputs what is left reads: labels are not needed to
-    predict."""
-    steps = _needed_steps(spec)
-    used: set[str] = set()
-    for step in walk_steps(steps):
-        if isinstance(step, OpStep):
-            used.update(step.inputs)
-        for attr in ("sequence",):
-            if hasattr(step, attr):
-                used.add(getattr(step, attr))
-        predicate = getattr(step, "predicate", None)
-        if predicate is not None:
-            used.update(ref.name for ref in predicate.name_refs())
-    used.update(spec.outputs)
-    first = next(iter(spec.inputs), None)
-    if PREVIOUS in used and first is not None:
-        used.add(first)
-    inputs = {n: s for n, s in spec.inputs.items() if n in used}
-    return dataclasses.replace(spec, loss=None, inputs=inputs, graph=steps)
-
-
-def _needed_steps(spec) -> list:
-    """The graph's steps less the top-level op steps whose values no output needs: walked
-    back from the outputs, an op step is kept when a later step or an output reads what it
-    binds (its ``to:`` name, or ``_``); control flow is always kept, with all it reads."""
-    needed = set(spec.outputs)
-    kept = []
-    for step in reversed(spec.graph):
-        if isinstance(step, OpStep):
-            binds = {PREVIOUS} | ({step.to} if step.to else set())
-            if not binds & needed:
-                continue
-            needed -= binds
-            needed.update(step.inputs)
-        else:
-            needed |= reads(step) | {PREVIOUS}
-        kept.append(step)
-    if not kept:
-        return list(spec.graph)
-    return kept[::-1]
-
-
-def _per_example(name: str, values):
-    """An output's npz entries: one array, or ``NAME/k`` per example where shapes differ."""
-    if isinstance(values, list):
-        return [(f"{name}/{k}", a) for k, a in enumerate(values)]
-    return [(name, values)]
-
-
-def _csv(predictions: dict[str, np.ndarray]) -> str:
-    """One row per example, a column per output element (``NAME_k`` where an output has
-    several per row); each value as the shortest text that reads back as its own dtype
-    (float32 ``194.744``, not float64's ``194.74400329589844``)."""
-    header: list[str] = []
-    columns: list[list[str]] = []
-    for name, array in predictions.items():
-        array = np.asarray(array)
-        flat = array.reshape(array.shape[0], -1) if array.ndim > 1 else array.reshape(-1, 1)
-        if flat.shape[1] == 1:
-            header.append(name)
-        else:
-            header.extend(f"{name}_{i}" for i in range(flat.shape[1]))
-        columns.extend([str(v) for v in flat[:, i]] for i in range(flat.shape[1]))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(zip(*columns, strict=True))
-    return out.getvalue()

@@ -8,6 +8,7 @@
   name, npz/npy keeping integer dtypes, sequences, JSON Lines; the same from stdin's bytes;
   declared shapes checked, never reshaped); ``data_text`` streams CSV and JSON Lines line by
   line, keeping only the columns read, every line, record and field bounded;
+- ``kept_columns``: columns of a data file no input reads, as their text (``predict --keep``);
 - ``stacked``: ``StackedExamples``, per-example inputs of one shape made as the rows of one
   array, which batching reads whole while the list is unchanged.
 

@@ -125,7 +125,7 @@ def _over_limit(name: str, source: str, count: int, max_elements: int) -> str:
 
 # ------------------------------------------------------------------------------------- CSV
 
-def _csv_records(path: Path | str, stream: BinaryIO
+def csv_records(path: Path | str, stream: BinaryIO
                  ) -> Iterator[tuple[int, str, list[str]]]:
     """``(first line number, the record's text, fields)`` of each CSV record. Blank lines and
     lines starting with ``#`` between records are skipped; inside a quoted field they are
@@ -173,7 +173,7 @@ def read_csv(path: Path | str, stream: BinaryIO, inputs: Mapping[str, Any],
              max_elements: int) -> dict[str, Array]:
     """A CSV's columns by header name; ``path`` names the text in messages."""
     source = Path(path).name
-    records = _csv_records(path, stream)
+    records = csv_records(path, stream)
     first = next(records, None)
     if first is None:
         raise _error(path, 1, 1, f"{source} is empty (a CSV needs a header line)")
@@ -337,7 +337,7 @@ def read_jsonl(path: Path | str, stream: BinaryIO, inputs: Mapping[str, Any],
     for number, text in text_lines(path, stream, MAX_JSON_LINE_BYTES):
         if not text.strip():
             continue
-        record = _json_object(path, number, text)
+        record = json_object(path, number, text)
         for reader in readers.values():
             reader.add(number, record)
         lines += 1
@@ -346,7 +346,7 @@ def read_jsonl(path: Path | str, stream: BinaryIO, inputs: Mapping[str, Any],
     return {name: reader.result() for name, reader in readers.items()}
 
 
-def _json_object(path: Path | str, number: int, text: str) -> dict[str, Any]:
+def json_object(path: Path | str, number: int, text: str) -> dict[str, Any]:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as e:

@@ -226,7 +226,8 @@ def test_csv_on_stdin_selects_columns_by_its_header_as_a_file_does(folder):
 
 def test_predictions_print_the_shortest_text_of_their_own_dtype(folder):
     params = trained(folder)
-    printed = cli("predict", folder / "four.yaml", "--params", params, "-o", "-")
+    printed = cli("predict", folder / "four.yaml", "--params", params, "-o", "-",
+                  "--outputs", "raw")
     assert printed.exit_code == 0, printed.stderr
     saved = cli("predict", folder / "four.yaml", "--params", params, "-o", folder / "preds.npz")
     assert saved.exit_code == 0, saved.stderr
@@ -239,7 +240,8 @@ def test_predictions_print_the_shortest_text_of_their_own_dtype(folder):
     assert np.array_equal(np.array(fields, dtype=np.float32), logits)  # and it reads back
     assert max(len(f) for row in fields for f in row) <= 15  # not float64's 17 digits
     written = (folder / "o" / "p.csv")
-    again = cli("predict", folder / "four.yaml", "--params", params, "-o", written)
+    again = cli("predict", folder / "four.yaml", "--params", params, "-o", written,
+                "--outputs", "raw")
     assert again.exit_code == 0 and written.read_text() == printed.stdout
 
 

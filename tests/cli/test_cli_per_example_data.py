@@ -47,11 +47,12 @@ def test_train_evaluate_predict_on_per_example_data(folder):
     assert figures["loss"] == pytest.approx(first[-1]["validation_loss"], rel=1e-6)
     assert figures["accuracy"] == first[-1]["validation_accuracy"]
 
-    printed = cli("predict", spec, "--params", params, "-o", "-")
+    printed = cli("predict", spec, "--params", params, "-o", "-", "--outputs", "raw")
     assert printed.exit_code == 0, printed.stderr
     lines = printed.stdout.splitlines()
     assert lines[0] == "logits_0,logits_1" and len(lines) == N + 1
-    saved = cli("predict", spec, "--params", params, "-o", folder / "p.npz", "--batch-size", 5)
+    saved = cli("predict", spec, "--params", params, "-o", folder / "p.npz", "--batch-size", 5,
+                "--outputs", "raw")
     assert saved.exit_code == 0, saved.stderr
     with np.load(folder / "p.npz") as arrays:
         assert arrays.files == ["logits"]

@@ -106,7 +106,7 @@ def test_predict_and_run_eval_agree_on_5_and_1000_rows(folder):
         new = folder / f"new{n}.csv"
         write_points(new, n, seed=n)
         piped = cli("predict", folder / "points.yaml", "--params", folder / "p.npz", "--input",
-                    f"x={new}", "-o", "-")
+                    f"x={new}", "-o", "-", "--outputs", "raw")
         assert piped.exit_code == 0, piped.stderr
         lines = piped.stdout.splitlines()
         assert lines[0] == "logits_0,logits_1" and len(lines) == n + 1

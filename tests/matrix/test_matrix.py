@@ -22,6 +22,7 @@ import pytest
 from matrix_helpers import FAMILY_SPECS, ROWS_TAKEN, read_csv, read_npz, spec_path
 
 from graphcore.commands.support import COMMANDS, FAMILIES, refusal
+from graphcore.commands.train.predictions import classification_head
 from graphcore.commands.viz.diff import FIRST_COLOUR, SECOND_COLOUR, SHARED_COLOUR, parse_dot
 
 MODES = ("dynamic", "static")
@@ -195,13 +196,45 @@ def expected_rows(matrix, family, taken=None):
         for name in chosen[0]:
             arrays = [e[name] for e in chosen]
             same = len({a.shape for a in arrays}) == 1
-            out[name] = np.stack(arrays) if same else arrays
+            # as predict joins them: an example's own batch axis of one is its row
+            rows = same and arrays[0].shape[:1] == (1,)
+            out[name] = np.concatenate(arrays) if rows else np.stack(arrays) if same else arrays
         return out
     return {k: v if taken is None else v[taken] for k, v in expected.items()}
 
 
-def assert_predictions_npz(saved, want):
-    for name, value in want.items():
+def expected_classes(spec, want):
+    """``{column: values}`` a classification spec's predictions must hold besides its raw
+    outputs (the probabilities: softmax or sigmoid of the logits; the class: their argmax),
+    computed here from the logits ``want`` holds; empty for other specs."""
+    head = classification_head(spec)
+    if head is None or head.logits not in want:
+        return {}
+    logits = want[head.logits]
+    examples = logits if isinstance(logits, list) else [logits]
+    probabilities = []
+    for z in map(np.asarray, examples):
+        z = z.astype(np.float64)
+        if head.loss == "softmax_cross_entropy":
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            probabilities.append(e / e.sum(axis=1, keepdims=True))
+        else:
+            p = 1 / (1 + np.exp(-z))
+            probabilities.append(np.stack([1 - p, p], axis=1))
+    classes = [p.argmax(axis=1) for p in probabilities]
+    top = [p.max(axis=1) for p in probabilities]
+
+    def joined(parts):
+        return parts if isinstance(logits, list) else parts[0]
+
+    return {f"{head.label}_predictions": joined(classes),
+            f"{head.label}_probability": joined(top),
+            f"{head.label}_probabilities": joined(probabilities)}
+
+
+def assert_predictions_npz(saved, want, spec):
+    derived = expected_classes(spec, want)
+    for name, value in {**want, **derived}.items():
         if isinstance(value, list):  # lengths differ: one array per example, NAME/k
             assert {k for k in saved if k.startswith(f"{name}/")} == \
                 {f"{name}/{i}" for i in range(len(value))}
@@ -214,15 +247,33 @@ def assert_predictions_npz(saved, want):
                          name)
 
 
-def assert_predictions_csv(text, want):
+def assert_predictions_csv(text, want, spec):
+    """The CSV holds the raw outputs (``NAME`` or ``NAME_k``) and, for a classification
+    spec, the class and probabilities, and nothing else."""
     header, values = read_csv(text)
-    columns = []
+    by_name = dict(zip(header, values.T, strict=True))
+    expected = {}
     for name, value in want.items():
         flat = value.reshape(len(value), -1)
-        columns.append(flat)
         names = [name] if flat.shape[1] == 1 else [f"{name}_{i}" for i in range(flat.shape[1])]
-        assert [h for h in header if h == name or h.startswith(f"{name}_")] == names
-    assert_close(values, np.concatenate(columns, axis=1), "predictions")
+        expected.update(zip(names, flat.T, strict=True))
+    head = classification_head(spec)
+    for name, value in expected_classes(spec, want).items():
+        if name.endswith("_probabilities"):
+            moved = np.moveaxis(value, 1, -1)
+            positions = int(np.prod(moved.shape[1:-1], dtype=np.int64))
+            flat = moved.reshape(len(value), -1)
+            names = [f"{name}{'' if positions == 1 else f'_{k}'}_{c}"
+                     for k in range(positions) for c in range(moved.shape[-1])]
+        else:
+            flat = value.reshape(len(value), -1)
+            names = [name] if flat.shape[1] == 1 else [f"{name}_{k}"
+                                                       for k in range(flat.shape[1])]
+        expected.update(zip(names, flat.T, strict=True))
+    assert head is None or f"{head.label}_predictions" in header, header
+    assert sorted(header) == sorted(expected), (header, sorted(expected))
+    for name, column in expected.items():
+        assert_close(by_name[name], column, name)
 
 
 def _predict(matrix, family, tmp_path, *args, stdin=None):
@@ -236,7 +287,8 @@ def cell_predict_npz(matrix, family, mode, tmp_path, refused=False):
     if refused:
         return result
     ok(result)
-    assert_predictions_npz(read_npz(target), expected_rows(matrix, family))
+    assert_predictions_npz(read_npz(target), expected_rows(matrix, family),
+                           matrix.spec(family))
 
 
 def cell_predict_csv(matrix, family, mode, tmp_path, refused=False):
@@ -245,7 +297,8 @@ def cell_predict_csv(matrix, family, mode, tmp_path, refused=False):
     if refused:
         return result
     ok(result)
-    assert_predictions_csv(target.read_text(), expected_rows(matrix, family))
+    assert_predictions_csv(target.read_text(), expected_rows(matrix, family),
+                           matrix.spec(family))
 
 
 def cell_predict_stdout(matrix, family, mode, tmp_path, refused=False):
@@ -253,7 +306,7 @@ def cell_predict_stdout(matrix, family, mode, tmp_path, refused=False):
     if refused:
         return result
     ok(result)
-    assert_predictions_csv(result.stdout, expected_rows(matrix, family))
+    assert_predictions_csv(result.stdout, expected_rows(matrix, family), matrix.spec(family))
 
 
 def _predict_rows(matrix, family, tmp_path, refused, from_stdin):
@@ -266,7 +319,8 @@ def _predict_rows(matrix, family, tmp_path, refused, from_stdin):
     if refused:
         return result
     ok(result)
-    assert_predictions_npz(read_npz(target), expected_rows(matrix, family, taken))
+    assert_predictions_npz(read_npz(target), expected_rows(matrix, family, taken),
+                           matrix.spec(family))
 
 
 def cell_predict_file(matrix, family, mode, tmp_path, refused=False):
@@ -425,7 +479,8 @@ def test_predict_reads_npy_rows_piped_into_a_process(matrix):
                     "x=-", "-o", "-", "-q", stdin=data)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stderr == b""
-    assert_predictions_csv(done.stdout.decode(), expected_rows(matrix, family, taken))
+    assert_predictions_csv(done.stdout.decode(), expected_rows(matrix, family, taken),
+                           matrix.spec(family))
 
 
 @pytest.mark.slow  # a process; the refused cells show the same in-process

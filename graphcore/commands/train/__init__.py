@@ -7,6 +7,8 @@
   validation parts; ``evaluation``/``evaluate_arrays``/``predict_arrays`` in evaluation mode;
   ``metrics``: accuracy, mse, mae, precision, recall, f1, auc, r2 and the confusion matrix,
   as scikit-learn defines them, over every row of an evaluation;
+- ``predictions``: what ``predict`` writes: the spec it runs (no loss, no labels), the class
+  and probabilities of a classification loss, named by class (``class_names``), kept columns;
 - ``session``: ``TrainingSession``, the ``Trainer`` a spec configures (checkpoints,
   ``best.npz``, curves, resume; interruptions wait until a file is whole; the test rows and
   the confusion picture evaluated once at the end);
