@@ -2,7 +2,7 @@
 
 Each command lives in its own module of ``cli.commands`` (a function of the command's name,
 the module's docstring its help), imported when the command is looked up: a process loads
-the command it runs, not all eleven (``graphtool --help`` and a mistyped command's "did you
+the command it runs, not all twelve (``graphtool --help`` and a mistyped command's "did you
 mean" load them all).
 """
 
@@ -31,8 +31,8 @@ from graphcore.errors import clip_message
 
 # The commands, in the order help lists them; each is the function of its name in the module
 # of its name in cli.commands.
-COMMANDS = ("run", "train", "evaluate", "predict", "viz", "bench", "check", "ops", "sweep",
-            "report", "export")
+COMMANDS = ("run", "train", "evaluate", "predict", "summary", "viz", "bench", "check", "ops",
+            "sweep", "report", "export")
 
 
 class _LazyCommands(MutableMapping):

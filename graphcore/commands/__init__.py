@@ -8,6 +8,8 @@
 - ``viz``: drawings of a run (clusters, ``--diff``); ``report``: the page of one spec;
 - ``train``: a spec trained by a ``Trainer`` (settings, data, checkpoints, logs);
   ``sweep``: a spec at every point of a grid, as Dask tasks;
+- ``summary``: each step's output shapes and parameter count, the totals, and what static
+  mode's traced plan holds (Keras' ``model.summary()``);
 - ``ops``: the registry as data; ``support``: which command supports which family of spec
   (``docs/support.md``, the product matrix test); ``schema``: the version of the JSON
   documents the commands write.

@@ -80,6 +80,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("predict -o -", "graphtool predict SPEC --params P -o -"),
     Command("predict .npz", "graphtool predict SPEC --params P -o preds.npz"),
     Command("predict .csv", "graphtool predict SPEC --params P -o preds.csv"),
+    Command("summary", "graphtool summary SPEC --json"),
     Command("viz", "graphtool viz SPEC"),
     Command("viz --diff",
             "graphtool viz SPEC --diff params.NAME=VALUE (or NAME=FILE, OTHER.yaml)"),

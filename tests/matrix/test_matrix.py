@@ -331,6 +331,22 @@ def cell_predict_stdin(matrix, family, mode, tmp_path, refused=False):
     return _predict_rows(matrix, family, tmp_path, refused, from_stdin=True)
 
 
+# --- summary --------------------------------------------------------------------------------
+
+def cell_summary(matrix, family, mode, tmp_path):
+    result = matrix.cli(family, "summary", "--json")
+    ok(result)
+    doc = json.loads(result.stdout)
+    sizes = [int(np.prod(shape, dtype=np.int64)) for shape in matrix.param_shapes(family).values()]
+    assert doc["params"]["trainable"] == sum(sizes), doc["params"]
+    assert sum(s["trainable"] for s in doc["steps"]) == sum(sizes)
+    ran = [s for s in doc["steps"] if s["runs"]]
+    assert ran and all(s["output_shapes"] and s["output_shape"] != "-" for s in ran)
+    static = doc["static"]  # static mode traced a plan of every family's spec
+    assert "error" not in static and static["plans"] >= 1 and static["buffer_bytes"] > 0
+    assert sum(s["static_ops"] for s in doc["steps"] if s["static_ops"]) > 0
+
+
 # --- viz, viz --diff ------------------------------------------------------------------------
 
 def _record_nodes(graph, colour=None):
@@ -456,7 +472,8 @@ CELLS = {
     "run": cell_run, "run --eval": cell_run_eval, "train": cell_train,
     "evaluate": cell_evaluate, "predict file": cell_predict_file,
     "predict stdin": cell_predict_stdin, "predict -o -": cell_predict_stdout,
-    "predict .npz": cell_predict_npz, "predict .csv": cell_predict_csv, "viz": cell_viz,
+    "predict .npz": cell_predict_npz, "predict .csv": cell_predict_csv,
+    "summary": cell_summary, "viz": cell_viz,
     "viz --diff": cell_viz_diff, "bench": cell_bench, "check": cell_check,
     "export": cell_export, "report": cell_report, "sweep": cell_sweep,
 }
