@@ -111,7 +111,8 @@ def predict(
     if ragged is not None and (out is None or Path(out).suffix.lower() != ".npz"):
         name = ragged.name
         shapes = ", ".join(str(a.shape) for a in ragged.values[:3])
-        raise CliError(f"output '{name}' differs in shape from example to example "
+        what = "output" if name in loaded.outputs else "predictions"
+        raise CliError(f"{what} '{name}' differs in shape from example to example "
                        f"({shapes}, ...); a CSV row per example holds outputs of one "
                        f"shape: write -o preds.npz (one array per example: {name}/0, "
                        f"{name}/1, ...)", USAGE, at=_bound_at(loaded, ragged.source or name))

@@ -87,7 +87,8 @@ def test_outputs_whose_shape_differs_per_example_are_written_per_example(folder)
     with np.load(folder / "preds.npz") as arrays:
         assert arrays["logits"].shape == (N, 2)
         steps = [arrays[f"steps/{k}"] for k in range(N)]
-        assert len(arrays.files) == N + 1
+        assert len(arrays.files) == N + 4  # and the class, its probability, the classes'
+        assert arrays["t_probabilities"].shape == (N, 2)
     assert [s.shape for s in steps] == [(1 + k % 5, 2) for k in range(N)]
     np.testing.assert_allclose(np.stack([s.sum(axis=0) for s in steps]), arrays_logits(folder),
                                rtol=1e-5, atol=1e-5)

@@ -120,8 +120,10 @@ class Predictions:
     columns: list[Column]
 
     def ragged(self) -> Column | None:
-        """The first column whose shape differs from example to example (None: none)."""
-        return next((c for c in self.columns if c.ragged), None)
+        """A column whose shape differs from example to example, a raw output first (None:
+        none)."""
+        ragged = [c for c in self.columns if c.ragged]
+        return next((c for c in ragged if c.source == c.name), ragged[0] if ragged else None)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The ``.npz`` entries: a column per key, ``NAME/k`` per example where ragged."""
