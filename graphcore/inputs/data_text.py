@@ -465,7 +465,7 @@ def cell_place(path: Path | str, stream: BinaryIO, column: str, row: int
                 return number, value + 1
             count += 1
         return None
-    records = _csv_records(path, stream)
+    records = csv_records(path, stream)
     first = next(records, None)
     if first is None:
         return None

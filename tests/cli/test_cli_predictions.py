@@ -235,3 +235,29 @@ def test_a_regressor_keeps_its_output_names_and_refuses_a_class(tmp_path):
     first = refused.stderr.splitlines()[0]
     assert first.startswith(f"{spec}:11:7: error: --outputs class: spec 'line' has loss "
                             "mean_squared_error"), refused.stderr
+
+
+def test_class_names_of_the_data_come_back_as_predictions_named_by_class(tmp_path):
+    """specs/iris.yaml: species names as labels; predictions name the species, the label
+    column passed through beside them (--keep) to compare."""
+    spec = Path(__file__).resolve().parents[2] / "specs" / "iris.yaml"
+    trained = cli("train", spec, "--out-dir", tmp_path, "--save", tmp_path / "p.npz", "-q")
+    assert trained.exit_code == 0, trained.stderr
+    result = cli("predict", spec, "--params", tmp_path / "p.npz", "-o", "-", "--keep",
+                 "species", "--outputs", "class,probabilities")
+    assert result.exit_code == 0, result.stderr
+    header, rows = table(result.stdout)
+    names = ["setosa", "versicolor", "virginica"]
+    assert header == ["species", "species_predictions",
+                      *(f"species_probabilities_{n}" for n in names)]
+    predicted = column(header, rows, "species_predictions")
+    assert set(predicted) <= set(names) and len(rows) == 150
+    assert np.mean([p == t for p, t in zip(predicted, column(header, rows, "species"),
+                                             strict=True)]) > 0.9
+    probabilities = np.array([[float(v) for v in row[2:]] for row in rows])
+    assert [names[k] for k in probabilities.argmax(axis=1)] == predicted
+    saved = cli("predict", spec, "--params", tmp_path / "p.npz", "-o", tmp_path / "p2.npz",
+                "-q")
+    assert saved.exit_code == 0, saved.stderr
+    with np.load(tmp_path / "p2.npz") as arrays:
+        assert list(arrays["species_predictions"]) == predicted

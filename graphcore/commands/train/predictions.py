@@ -13,7 +13,8 @@ probability ``sigmoid(logit)`` and class 0 with the rest. With ``LABEL`` the nam
 the loss takes its labels from (``classification_head``), what ``outputs`` selects
 (``OUTPUT_KINDS``):
 
-- ``class``: ``LABEL_predictions``, the most probable class (its name, ``class_names``);
+- ``class``: ``LABEL_predictions``, the most probable class (its name, ``class_names``: the
+  data's class names where the labels were names, saved with the parameters; else its index);
 - ``probability``: ``LABEL_probability``, that class's probability;
 - ``probabilities``: ``LABEL_probabilities_<class>``, each class's probability (``.npz``: one
   array ``LABEL_probabilities`` with the classes along axis 1);
@@ -40,6 +41,7 @@ from graphcore.batching.analysis import reads
 from graphcore.commands.train.data import label_input, predict_arrays
 from graphcore.commands.train.settings import TrainingOptionError
 from graphcore.interpreter.parameters import SpecModel
+from graphcore.interpreter.preprocessing import class_names as vocabulary
 from graphcore.language.syntax import PREVIOUS, OpStep, Spec, walk_steps
 from graphcore.registry import suggestion as did_you_mean
 
@@ -71,8 +73,18 @@ def classification_head(spec: Spec) -> ClassificationHead | None:
 
 def class_names(spec: Spec, model: SpecModel, classes: int) -> list[str]:
     """The names of a classifier's ``classes`` classes, in class-index order, as predictions
-    show them: the integer labels themselves (``"0"``, ``"1"``, ...)."""
-    return [str(i) for i in range(classes)]
+    show them: the label vocabulary saved with the parameters (class names in the data, such
+    as ``setosa``), else the integer labels themselves (``"0"``, ``"1"``, ...)."""
+    names = vocabulary(model)
+    if names is None:
+        return [str(i) for i in range(classes)]
+    if len(names) != classes:
+        raise TrainingOptionError(
+            f"the parameters' label vocabulary holds {len(names)} class names "
+            f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}), but the logits give "
+            f"{classes} classes: these parameters were not trained with this spec's labels",
+            spec.loss.loc if spec.loss is not None else spec.loc)
+    return list(names)
 
 
 def output_kinds(spec: Spec, given: Sequence[str] | None) -> tuple[str, ...]:
