@@ -59,7 +59,8 @@ def _render(result: SpecSummary) -> None:
     cells = []
     for row in result.rows:
         label = "  " * row.depth + row.op + (f" {row.name}" if row.name else "")
-        params = "" if row.kind not in ("layer", "loss") or not row.layers else \
+        params = f"{row.non_trainable:,}" if row.kind == "preprocessing" and row.non_trainable \
+            else "" if row.kind not in ("layer", "loss") or not row.layers else \
             f"shared ({row.shared_with})" if row.shared_with and not row.trainable else \
             _count(None if row.trainable is None else row.trainable + row.non_trainable)
         line = [label, row.at, row.shape_text() if row.kind not in

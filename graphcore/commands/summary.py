@@ -4,7 +4,9 @@ shapes it produced and its parameter count, and the totals (Keras' ``model.summa
 ``spec_summary`` builds the spec's model (loading ``--params`` when given), then runs it:
 
 - **dynamic** (define-by-run): one forward pass per call, as ``run`` makes it, on the spec's
-  inputs; a spec fed from ``data:`` runs on its first ``rows`` rows (examples). Each step's
+  inputs (prepared as ``run`` prepares them: class names encoded, normalization statistics
+  fitted on them where the parameters hold none); a spec fed from ``data:`` runs on its first
+  ``rows`` rows (examples). Each step's
   row shows every shape it produced (a step inside a loop or a per-example run produces
   several: ``(2..6, 4)`` is a leading axis from 2 to 6) and how many times it ran; a step on a
   branch not taken shows none. Lazily sized parameters get their sizes from this run.
@@ -18,7 +20,8 @@ shapes it produced and its parameter count, and the totals (Keras' ``model.summa
 Parameters are counted per layer scope (``hidden``, ``block_0``): a layer shared by several
 steps is counted on its first step, and the totals are the sum of every parameter's size
 (``trainable``) and of the persistent arrays (``non_trainable``: batch normalization's running
-mean and variance). ``SpecSummary.to_dict()`` is the ``--json`` document.
+mean and variance, an input's normalization statistics, each such input a row of its own
+before the graph's steps). ``SpecSummary.to_dict()`` is the ``--json`` document.
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ import numpy as np
 
 from graphcore import errors
 from graphcore.commands.schema import SCHEMA_VERSION
-from graphcore.commands.train.data import batched_inputs
+from graphcore.commands.train.data import batched_inputs, data_origins
 from graphcore.config import no_backprop_mode, using_config
 from graphcore.inputs.make import make_inputs
 from graphcore.interpreter.examples import example_count, example_rows, has_sequences
 from graphcore.interpreter.forward import ForwardPass
 from graphcore.interpreter.parameters import SpecModel, build_model, seeded
 from graphcore.interpreter.params_file import load_params
+from graphcore.interpreter.preprocessing import PREPROCESSING, prepare_inputs
 from graphcore.language.syntax import (
     ForEachStep,
     IfStep,
@@ -60,7 +64,7 @@ class StepRow:
 
     at: str  # line:col
     depth: int  # how many control-flow steps enclose it
-    kind: str  # layer | op | loss | if | repeat | while | for_each
+    kind: str  # preprocessing | layer | op | loss | if | repeat | while | for_each
     op: str  # the op (a layer's op), or the control step's keyword
     name: str | None = None  # a layer's name
     layers: list[str] = field(default_factory=list)  # the layer scopes it uses
@@ -168,17 +172,19 @@ def spec_summary(spec: Spec, *, seed: int | None = None, params_file: str | None
     model = build_model(spec, seed)
     arrays = make_inputs(spec.inputs, seed, spec.folder, input_overrides, stdin,
                          spec.max_elements)
+    if params_file is not None:
+        load_params(params_file, model)
+    # class names encoded, normalization statistics fitted where the parameters hold none
+    arrays = prepare_inputs(spec, model, arrays, data_origins(spec, input_overrides))
     rows_run = None
     if spec.data is not None:
         batched = batched_inputs(spec, arrays)
         if batched:
             rows_run = min(rows, len(arrays[batched[0]]))
             arrays = {k: (v[:rows_run] if k in batched else v) for k, v in arrays.items()}
-    if params_file is not None:
-        load_params(params_file, model)
     seen, examples = _dynamic(spec, model, arrays, seed)
     static_ops, totals = _static(spec, model, arrays, seed) if static else ({}, None)
-    step_rows = _rows(spec, model, seen, static_ops if static else None)
+    step_rows = _rows(spec, model, seen, static_ops if static else None, arrays)
     inputs = {name: shape_text([[tuple(np.shape(a))] for a in value])
               if isinstance(value, list) else shape_text([[tuple(np.shape(value))]])
               for name, value in arrays.items()}
@@ -231,7 +237,7 @@ def _static(spec: Spec, model: SpecModel, arrays: Mapping[str, Any], seed: int
 
 
 def _rows(spec: Spec, model: SpecModel, seen: Mapping[int, dict[str, Any]],
-          static_ops: Mapping[str, int] | None) -> list[StepRow]:
+          static_ops: Mapping[str, int] | None, arrays: Mapping[str, Any]) -> list[StepRow]:
     scopes = {id(link): path.lstrip("/") for path, link in model.namedlinks(skipself=True)}
     holder: dict[str, str] = {}  # layer scope -> the step ("line:col") counting its params
     rows: list[StepRow] = []
@@ -256,10 +262,38 @@ def _rows(spec: Spec, model: SpecModel, seen: Mapping[int, dict[str, Any]],
             for inner in body:
                 add(inner, depth + 1)
 
+    rows += _preprocessing_rows(spec, model, arrays)
     for step in spec.graph:
         add(step, 0)
     if spec.loss is not None:
         add(spec.loss, 0, "loss")
+    return rows
+
+
+def _preprocessing_rows(spec: Spec, model: SpecModel, arrays: Mapping[str, Any]
+                        ) -> list[StepRow]:
+    """A row per input the model encodes or normalizes, its state not trainable: the
+    statistics' sizes (a vocabulary is names, not numbers: it counts none)."""
+    preprocessing = model.preprocessing
+    if preprocessing is None:
+        return []
+    rows = []
+    for name, values in preprocessing.state().items():
+        column = spec.inputs[name].column
+        if "shift" in values:
+            at = column.normalize_loc or spec.inputs[name].loc
+            op = f"normalize {column.normalize}"
+        else:
+            at = column.encode_loc or column.loc
+            op = f"encode {len(values['classes'])} classes"
+        size = sum(int(np.size(values[k])) for k in ("shift", "scale") if k in values)
+        value = arrays[name]
+        distinct = dict.fromkeys(tuple(np.shape(a)) for a in
+                                 (value if isinstance(value, list) else [value]))
+        shapes = [[shape] for shape in distinct]
+        rows.append(StepRow(f"{at.line}:{at.col}", 0, "preprocessing", op, name,
+                            [f"{PREPROCESSING}/{name}"], shapes[:MAX_SHAPES], 1,
+                            non_trainable=size))
     return rows
 
 

@@ -117,3 +117,22 @@ def test_a_branch_not_taken_shows_no_shape_and_no_static_mode_is_left_out():
     assert untaken and all(s["output_shape"] == "-" and s["output_shapes"] == []
                            for s in untaken)
     assert all(s["static_ops"] is None for s in doc["steps"])
+
+
+def test_normalization_statistics_count_as_not_trainable_as_the_parameters_file_holds_them(
+        tmp_path):
+    spec = ROOT / "specs" / "iris.yaml"
+    trained = cli("train", spec, "--steps", 1, "--save", tmp_path / "p.npz", "--out-dir",
+                  tmp_path / "out", "-q")
+    assert trained.exit_code == 0, trained.stderr
+    with np.load(tmp_path / "p.npz") as saved:  # the vocabulary is names, not numbers
+        numbers = sum(saved[k].size for k in saved.files if saved[k].dtype.kind == "f")
+        statistics = sum(saved[k].size for k in saved.files if k.startswith("_preprocessing")
+                         and saved[k].dtype.kind == "f")
+    doc = summary(spec, "--params", tmp_path / "p.npz")
+    normalize, encode = doc["steps"][:2]
+    assert normalize["kind"] == encode["kind"] == "preprocessing"
+    assert normalize["op"] == "normalize standard" and normalize["name"] == "x"
+    assert normalize["non_trainable"] == statistics == 8 and normalize["output_shape"] == "(32, 4)"
+    assert encode["op"] == "encode 3 classes" and encode["params"] == 0
+    assert doc["params"] == {"total": numbers, "trainable": numbers - 8, "non_trainable": 8}
