@@ -7,6 +7,7 @@ every parameters file and applies them in evaluate, predict, run and the ONNX ex
 from __future__ import annotations
 
 import csv
+import io
 import shutil
 from pathlib import Path
 
@@ -256,3 +257,37 @@ def test_preprocessing_keys_are_checked_where_they_are_written(tmp_path, key, me
     result = cli("check", tmp_path / "codes.yaml")
     assert result.exit_code == 65, result.stderr
     assert "codes.yaml:" in result.stderr and message in result.stderr
+
+
+COLORS = """graphtool: 1
+name: colors
+data:
+  file: colors.csv
+  color: {column: color, encode: category}
+  t: {column: label, dtype: int32}
+train: {epochs: 40, batch_size: 6, optimizer: {name: adam, alpha: 0.1}}
+graph:
+  - {op: embed_id, from: color, in_size: 3, out_size: 2, to: logits}
+loss: {op: softmax_cross_entropy, from: [logits, t]}
+outputs: [logits]
+"""
+
+
+def test_a_feature_of_class_names_is_encoded_in_predict_and_an_unknown_one_located(tmp_path):
+    (tmp_path / "colors.csv").write_text("color,label\n" + "red,1\nblue,0\ngreen,1\n" * 4)
+    (tmp_path / "colors.yaml").write_text(COLORS)
+    saved = tmp_path / "p.npz"
+    invoke_ok("train", tmp_path / "colors.yaml", "--out-dir", tmp_path / "out", "--save",
+              saved, "-q")
+    with np.load(saved, allow_pickle=False) as npz:
+        assert npz["_preprocessing/color/classes"].tolist() == ["blue", "green", "red"]
+    (tmp_path / "new.csv").write_text("color\nred\nblue\n")
+    table = invoke_ok("predict", tmp_path / "colors.yaml", "--params", saved, "--input",
+                      f"color={tmp_path / 'new.csv'}", "-o", "-").stdout
+    assert len(list(csv.DictReader(io.StringIO(table)))) == 2
+    (tmp_path / "odd.csv").write_text("color\nred\npurple\n")
+    result = cli("predict", tmp_path / "colors.yaml", "--params", saved, "--input",
+                 f"color={tmp_path / 'odd.csv'}", "-o", "-")
+    assert result.exit_code == 65, result.stderr
+    assert "odd.csv:3:1: error: input 'color': class 'purple' is not one of the 3 classes " \
+        "the parameters were trained on (blue, green, red)" in result.stderr
