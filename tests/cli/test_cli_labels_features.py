@@ -61,6 +61,20 @@ def _iris_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def test_string_labels_round_trip_to_predict(folder):
+    saved = _train(folder)
+    with np.load(saved, allow_pickle=False) as npz:
+        assert npz["_preprocessing/species/classes"].tolist() == \
+            ["setosa", "versicolor", "virginica"]
+    result = invoke_ok("predict", folder / "flowers.yaml", "--params", saved, "-o", "-")
+    table = list(csv.DictReader(io.StringIO(result.stdout)))
+    truth = [row["species"] for row in _iris_rows()]
+    assert len(table) == 150
+    predicted = [row["species_predictions"] for row in table]
+    assert set(predicted) <= {"setosa", "versicolor", "virginica"}
+    assert np.mean(np.array(predicted) == np.array(truth)) > 0.9
+
+
 def test_normalization_statistics_come_from_the_training_rows_only(folder):
     # the validation rows are shifted far away: with them the statistics would differ
     spec = load_spec_file(str(folder / "flowers.yaml"))
@@ -200,7 +214,7 @@ def _trained_model(spec_path: Path, params: Path):
     return model
 
 
-def test_category_codes_become_class_indices_by_value(tmp_path):
+def test_category_codes_become_class_indices_by_value_and_predict_writes_them(tmp_path):
     rows = [(f, code) for f, code in ((1.0, 7), (2.0, 3), (3.0, 10))] * 8
     (tmp_path / "codes.csv").write_text(
         "f,kind\n" + "".join(f"{f},{code}\n" for f, code in rows))
@@ -213,6 +227,9 @@ def test_category_codes_become_class_indices_by_value(tmp_path):
         assert npz["_preprocessing/x/shift"].tolist() == [1.0]  # min
         assert npz["_preprocessing/x/scale"].tolist() == [2.0]  # max - min
     assert class_names(_trained_model(tmp_path / "codes.yaml", saved)) == ("3", "7", "10")
+    table = invoke_ok("predict", tmp_path / "codes.yaml", "--params", saved, "-o", "-").stdout
+    predicted = [r["t_predictions"] for r in csv.DictReader(io.StringIO(table))]
+    assert predicted[:3] == ["7", "3", "10"]
 
 
 def test_a_column_of_names_not_declared_is_refused_with_the_key_to_add(folder):
