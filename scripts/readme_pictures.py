@@ -1,6 +1,7 @@
 """Regenerate the README's pictures: docs/pictures/diff.png (`graphtool viz --diff` on the
-seed's dynamic spec) and docs/pictures/report.png (the top of `graphtool report`'s page, as
-headless Chromium shows it). Run from the repository root: python scripts/readme_pictures.py
+seed's dynamic spec), docs/pictures/report.png (the top of `graphtool report`'s page, as
+headless Chromium shows it) and docs/pictures/confusion.png (what `graphtool train
+specs/iris.yaml` draws). Run from the repository root: python scripts/readme_pictures.py
 (needs graphviz-pure or Graphviz, and the Debian package chromium)."""
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ def main() -> None:
     if visit.problems():
         raise SystemExit(f"the report page had problems: {visit.problems()}")
     (PICTURES / "report.png").write_bytes(visit.screenshot)
-    for name in ("diff.png", "report.png"):
+    with tempfile.TemporaryDirectory() as scratch:
+        graphtool("train", "specs/iris.yaml", "--out-dir", scratch, "-q")
+        drawn = Path(scratch) / "iris" / "runs" / "1" / "confusion.png"
+        (PICTURES / "confusion.png").write_bytes(drawn.read_bytes())
+    for name in ("diff.png", "report.png", "confusion.png"):
         print(f"wrote {PICTURES / name} ({(PICTURES / name).stat().st_size:,} bytes)")
 
 

@@ -15,6 +15,8 @@ The ```python blocks are executed by ``tests/test_readme.py``.
 
 from __future__ import annotations
 
+import csv
+import math
 import os
 import re
 import shutil
@@ -50,7 +52,7 @@ def setup_lines() -> list[str]:
 
 # Blocks under these headings are walk-throughs: their lines run in order in one folder,
 # each using what the lines before it wrote.
-IN_ORDER = ("Train, evaluate, predict",)
+IN_ORDER = ("Train, evaluate, predict", "A classifier from a CSV as it comes")
 
 
 def command_lines() -> list[str]:
@@ -166,3 +168,37 @@ def test_readme_walk_through_runs_in_order_and_writes_only_under_outputs(heading
 @pytest.mark.parametrize("line", cheap_setup_lines())
 def test_readme_setup_line_runs(line, scratch):
     run_line(line, scratch)  # the seed's examples write their DOT here, as the seed does
+
+
+@pytest.mark.slow  # a training run and its commands, each a process
+def test_readme_classifier_walk_through_shows_classes_a_schedule_and_the_confusion_matrix(
+        scratch):
+    """What the CSV walk-through says it shows: predictions named by class with their
+    probabilities (the id column passed through), the learning rate per epoch following the
+    spec's cosine, and the confusion matrix picture the README embeds."""
+    heading = "A classifier from a CSV as it comes"
+    lines, = [block for title, block in walk_throughs() if title == heading]
+    outputs = [shell(line, scratch) for line in lines]
+    for line, done in zip(lines, outputs, strict=True):
+        assert done.returncode == 0, f"{line}\n{done.stderr}"
+    predicted = next(done.stdout for line, done in zip(lines, outputs, strict=True)
+                     if line.startswith("graphtool predict"))
+    header, *rows = [row.split(",") for row in predicted.splitlines()]
+    names = ("setosa", "versicolor", "virginica")
+    assert header == ["id", "species_predictions", "species_probability",
+                      *(f"species_probabilities_{name}" for name in names)]
+    assert [row[:2] for row in rows] == [["f1", "setosa"], ["f2", "versicolor"]]
+    for row in rows:
+        probabilities = [float(v) for v in row[3:]]
+        assert abs(sum(probabilities) - 1) < 1e-5
+        assert float(row[2]) == max(probabilities) and names[
+            probabilities.index(max(probabilities))] == row[1]
+    run = scratch / "outputs" / "iris" / "runs" / "1"
+    with (run / "train.csv").open() as f:
+        log = list(csv.DictReader(f))
+    lr = [float(row["lr"]) for row in log]
+    epochs = len(lr)
+    assert lr == pytest.approx([0.001 + (0.02 - 0.001) * (1 + math.cos(math.pi * k / epochs))
+                                / 2 for k in range(epochs)])
+    assert (run / "confusion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "confusion matrix" in outputs[1].stdout and "virginica" in outputs[1].stdout
