@@ -298,9 +298,9 @@ def prepare_inputs(spec: Spec, model: Any, arrays: Mapping[str, Array],
         return dict(arrays)
     held = preprocessing.state()
     fitted = fit_state(spec, arrays, held)
-    if fitted != held:
-        preprocessing.load_state({k: v for k, v in fitted.items() if k not in held or
-                                  held[k] != v})
+    new = {name: {key: value for key, value in values.items() if key not in held.get(name, {})}
+           for name, values in fitted.items()}
+    preprocessing.load_state({name: values for name, values in new.items() if values})
     return encode_rows(spec, preprocessing.state(), arrays, sources,
                        "the parameters were trained on")
 
