@@ -24,7 +24,7 @@ from graphcore import registry, using_config
 from graphcore.commands.support import FAMILIES
 from graphcore.interpreter.params_file import load_params
 from graphcore.plugins import load_plugin
-from graphcore.spec import build_model, load_spec_file, make_inputs, run_spec
+from graphcore.spec import build_model, load_spec_file, make_inputs, prepare_inputs, run_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "swish_ops.py"
@@ -57,6 +57,8 @@ FAMILY_SPECS: dict[str, FamilySpec] = {
                                      second_spec=HEAD_OF_3),
     "data_csv": FamilySpec({"logits": (48, 2)}, "x", ("{spec}",), evaluated_rows=12,
                            second_spec=("- tanh", "- sigmoid")),
+    "data_named": FamilySpec({"logits": (150, 3)}, "x", ("{spec}",), evaluated_rows=30,
+                             second_spec=("- tanh", "- sigmoid")),
     "data_npz": FamilySpec({"logits": (1797, 10)}, "x", ("x={file}", "t={file}"),
                            evaluated_rows=359, diff_input={"x": "rows", "t": "rows"}),
     "data_sequences": FamilySpec({"logits": (1, 2)}, "s", ("{spec}",), evaluated_rows=6,
@@ -67,6 +69,7 @@ FAMILY_SPECS: dict[str, FamilySpec] = {
     "attention": FamilySpec({"y": (2, 6, 16)}, "x", ("params.heads=2",)),
     "plugin": FamilySpec({"_": (4, 2)}, "x", ("{spec}",), plugin=True, second_spec=HEAD_OF_3),
 }
+STATE = "_preprocessing/"  # what a params file holds beside the parameters: fitted state
 ROWS_TAKEN = 5  # rows of a data-fed spec that `predict --input` reads from a file
 
 
@@ -137,8 +140,9 @@ class Matrix:
         if key not in self._cache:
             spec = self.spec(family)
             model = build_model(spec, spec.seed)
-            run_spec(spec, model, make_inputs(spec.inputs, spec.seed, spec.folder),
-                     seed=spec.seed, backward=False)
+            inputs = prepare_inputs(spec, model, make_inputs(spec.inputs, spec.seed,
+                                                             spec.folder))
+            run_spec(spec, model, inputs, seed=spec.seed, backward=False)
             self._cache[key] = {n.lstrip("/"): p.array.copy() for n, p in model.namedparams()}
         return self._cache[key]
 
@@ -155,8 +159,15 @@ class Matrix:
             self._cluster.close()
 
     def param_shapes(self, family: str) -> dict[str, tuple[int, ...]]:
+        """The trained parameters' shapes (not the state fitted on the data beside them)."""
         with np.load(self.trained(family)) as saved:
-            return {k: saved[k].shape for k in saved.files}
+            return {k: saved[k].shape for k in saved.files if not k.startswith(STATE)}
+
+    def class_names(self, family: str) -> list[str] | None:
+        """The label vocabulary saved with the trained parameters (labels given as names)."""
+        with np.load(self.trained(family)) as saved:
+            found = [k for k in saved.files if k.startswith(STATE) and k.endswith("/classes")]
+            return saved[found[0]].tolist() if found else None
 
     def expected(self, family: str, overrides: dict[str, str] | None = None
                  ) -> list[dict[str, np.ndarray]] | dict[str, np.ndarray]:
@@ -167,8 +178,9 @@ class Matrix:
         if key not in self._cache:
             spec = self.spec(family)
             model = build_model(spec, spec.seed)
-            inputs = make_inputs(spec.inputs, spec.seed, spec.folder, overrides)
             load_params(str(self.trained(family)), model)
+            inputs = prepare_inputs(spec, model, make_inputs(spec.inputs, spec.seed,
+                                                             spec.folder, overrides))
             forward_only = replace(spec, loss=None)
             with using_config("train", False):
                 result = run_spec(forward_only, model, inputs, backward=False)
@@ -250,9 +262,11 @@ class Matrix:
 def _scratch_spec(folder: Path, original: Path, text: str) -> Path:
     """A second spec beside copies of the first one's data files (paths in a spec are
     relative to its folder)."""
-    for data in original.parent.iterdir():
-        if data.suffix in (".csv", ".npz") and not (folder / data.name).exists():
-            shutil.copy(data, folder / data.name)
+    for data in [*original.parent.iterdir(), *original.parent.glob("data/*")]:
+        target = folder / data.relative_to(original.parent)
+        if data.suffix in (".csv", ".npz") and not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            shutil.copy(data, target)
     path = folder / f"other_{original.name}"
     path.write_text(text)
     return path
@@ -266,5 +280,8 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
 def read_csv(text: str) -> tuple[list[str], np.ndarray]:
     lines = [line for line in text.splitlines() if line]
     header = lines[0].split(",")
-    values = np.loadtxt(io.StringIO("\n".join(lines[1:])), delimiter=",", ndmin=2)
-    return header, values
+    values = np.loadtxt(io.StringIO("\n".join(lines[1:])), delimiter=",", ndmin=2, dtype=str)
+    try:
+        return header, values.astype(np.float64)
+    except ValueError:  # class names: the columns that are numbers compared as numbers
+        return header, values
