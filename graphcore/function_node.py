@@ -100,6 +100,9 @@ class FunctionNode:
     higher_order: ClassVar[bool] = True  # backward is itself differentiable
     arity: ClassVar[int | None] = None  # number of inputs, None = variadic
     attributes: ClassVar[dict[str, Attr]] = {}
+    # ``(op, input TensorTypes) -> output TensorTypes``, no array computed (``graphcore.shapes``);
+    # None: the op's shapes are known only when it runs.
+    shape_rule: ClassVar[Any] = None
     # The engine validates each gradient a backward returns (count, shape, kind). Built-in ops
     # turn this off: the test suite gradient-checks every one of them.
     _checked_grads: ClassVar[bool] = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
@@ -25,6 +25,7 @@ class _Unary(FunctionNode):
     __slots__ = ()
     elementwise = True
     arity = 1
+    shape_rule = shapes.float_like_first
 
     def check_inputs(self, inputs):
         is_float(self.label, inputs[0])

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from graphcore import generic as g
+from graphcore import shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import broadcastable, same_dtype
 from graphcore.registry import register_op
@@ -25,6 +26,7 @@ class _Binary(FunctionNode):
     __slots__ = ()
     elementwise = True
     arity = 2
+    shape_rule = shapes.broadcasting
     compute = None  # the numpy operator, set by each subclass
 
     def forward(self, inputs):
@@ -134,6 +136,7 @@ class Neg(FunctionNode):
     label = "__neg__"
     elementwise = True
     arity = 1
+    shape_rule = shapes.same_as_first
 
     def forward(self, inputs):
         y = -inputs[0]
@@ -149,6 +152,7 @@ class _Scalar(FunctionNode):
     __slots__ = ("value",)
     elementwise = True
     arity = 1
+    shape_rule = shapes.same_as_first
     attributes = {"value": Attr((int, float), required=True, doc="the scalar operand")}
 
     def __init__(self, value: float) -> None:
@@ -296,6 +300,7 @@ class MultiAdd(FunctionNode):
     label = "MultiAdd"
     elementwise = True
     arity = None
+    shape_rule = shapes.broadcasting
 
     def forward(self, inputs):
         if any(x.dtype != inputs[0].dtype for x in inputs):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
@@ -27,6 +27,10 @@ class Reshape(FunctionNode):
     label = "Reshape"
     arity = 1
     attributes = {"shape": SHAPE}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        return shapes.TensorType(shapes.reshaped(self, inputs, x.shape, self.shape), x.dtype),
 
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
@@ -53,6 +57,15 @@ class Transpose(FunctionNode):
     arity = 1
     attributes = {"axes": Attr((tuple, list, type(None)), None, items=int,
                                  doc="permutation")}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        if self.axes is None:
+            return shapes.TensorType(x.shape[::-1], x.dtype),
+        if sorted(a % max(x.ndim, 1) for a in self.axes) != list(range(x.ndim)):
+            shapes.fail(self, inputs, f"axes {self.axes} are not a permutation of the "
+                                      f"{x.ndim} axes")
+        return shapes.TensorType(tuple(x.shape[a] for a in self.axes), x.dtype),
 
     def __init__(self, axes=None) -> None:
         self.axes = tuple(axes) if axes is not None else None
@@ -84,6 +97,14 @@ class BroadcastTo(FunctionNode):
     arity = 1
     attributes = {"shape": SHAPE}
 
+    def shape_rule(self, inputs):
+        x, = inputs
+        shape = shapes.broadcast(self, inputs, [x.shape, self.shape])
+        if len(x.shape) > len(self.shape) or any(
+                shapes.conflict(d, want) for d, want in zip(shape, self.shape, strict=True)):
+            shapes.fail(self, inputs, f"cannot broadcast to {self.shape}")
+        return shapes.TensorType(self.shape, x.dtype),
+
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
 
@@ -108,6 +129,14 @@ class SumTo(FunctionNode):
     label = "SumTo"
     arity = 1
     attributes = {"shape": SHAPE}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shape = shapes.broadcast(self, inputs, [x.shape, self.shape])
+        if len(self.shape) > len(x.shape) or any(
+                shapes.conflict(d, want) for d, want in zip(shape, x.shape, strict=True)):
+            shapes.fail(self, inputs, f"cannot be summed to {self.shape}")
+        return shapes.TensorType(self.shape, x.dtype),
 
     def __init__(self, shape) -> None:
         self.shape = tuple(shape)
@@ -138,6 +167,9 @@ class Cast(FunctionNode):
     attributes = {"dtype": Attr(str, required=True, doc="numpy dtype name, e.g. float64",
                                 check=numeric_dtype)}
 
+    def shape_rule(self, inputs):
+        return shapes.TensorType(inputs[0].shape, self.dtype),
+
     def __init__(self, dtype) -> None:
         self.dtype = np.dtype(dtype)
 
@@ -160,6 +192,21 @@ class Concat(FunctionNode):
     label = "Concat"
     arity = None
     attributes = {"axis": Attr(int, 1, doc="axis to join along")}
+
+    def shape_rule(self, inputs):
+        if not inputs:
+            shapes.fail(self, inputs, "needs at least one input")
+        ndim = inputs[0].ndim
+        if any(t.ndim != ndim for t in inputs):
+            shapes.fail(self, inputs, "inputs must have one number of dimensions")
+        axis = shapes.normalize_axis(self, inputs, self.axis, ndim)
+        out = list(inputs[0].shape)
+        for t in inputs[1:]:
+            for i, d in enumerate(t.shape):
+                if i != axis:
+                    out[i] = shapes.expect_dim(self, inputs, d, out[i], f"axis {i}")
+        out[axis] = shapes.sum_of([t.shape[axis] for t in inputs])
+        return shapes.TensorType(tuple(out), shapes.result_dtype(*(t.dtype for t in inputs))),
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
@@ -188,6 +235,19 @@ class Stack(FunctionNode):
     label = "Stack"
     arity = None
     attributes = {"axis": Attr(int, 0, doc="position of the new axis")}
+
+    def shape_rule(self, inputs):
+        if not inputs:
+            shapes.fail(self, inputs, "needs at least one input")
+        shape = inputs[0].shape
+        for t in inputs[1:]:
+            if t.ndim != len(shape):
+                shapes.fail(self, inputs, "inputs must share one shape")
+            shape = tuple(shapes.expect_dim(self, inputs, d, s, f"axis {i}")
+                          for i, (d, s) in enumerate(zip(t.shape, shape, strict=True)))
+        axis = shapes.normalize_axis(self, inputs, self.axis, len(shape) + 1)
+        return shapes.TensorType(shape[:axis] + (len(inputs),) + shape[axis:],
+                                 shapes.result_dtype(*(t.dtype for t in inputs))),
 
     def __init__(self, axis: int = 0) -> None:
         self.axis = axis
@@ -221,6 +281,20 @@ class SplitAxis(FunctionNode):
                                     doc="number of equal parts, or split points"),
         "axis": Attr(int, 0, doc="axis to split"),
     }
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        axis = shapes.normalize_axis(self, inputs, self.axis, x.ndim)
+        size, ios = x.shape[axis], self.indices_or_sections
+        if isinstance(ios, int):
+            if ios <= 0 or (isinstance(size, int) and size % ios):
+                shapes.fail(self, inputs, f"axis {axis} does not split into {ios} equal parts")
+            sizes = [size // ios if isinstance(size, int) else shapes.UNKNOWN] * ios
+        else:
+            sizes = [shapes.UNKNOWN] * (len(ios) + 1) if not isinstance(size, int) else [
+                len(range(size)[a:b]) for a, b in zip((0, *ios), (*ios, None), strict=True)]
+        return tuple(shapes.TensorType(x.shape[:axis] + (n,) + x.shape[axis + 1:], x.dtype)
+                     for n in sizes)
 
     def __init__(self, indices_or_sections, axis: int = 0) -> None:
         ios = indices_or_sections
@@ -314,6 +388,14 @@ class Swapaxes(FunctionNode):
     attributes = {"axis1": Attr(int, required=True, doc="first axis"),
                   "axis2": Attr(int, required=True, doc="second axis")}
 
+    def shape_rule(self, inputs):
+        x, = inputs
+        a = shapes.normalize_axis(self, inputs, self.axis1, x.ndim)
+        b = shapes.normalize_axis(self, inputs, self.axis2, x.ndim)
+        shape = list(x.shape)
+        shape[a], shape[b] = shape[b], shape[a]
+        return shapes.TensorType(tuple(shape), x.dtype),
+
     def __init__(self, axis1: int, axis2: int) -> None:
         self.axis1 = axis1
         self.axis2 = axis2
@@ -348,6 +430,7 @@ class Copy(FunctionNode):
     label = "Copy"
     arity = 1
     elementwise = True
+    shape_rule = shapes.same_as_first
 
     def forward(self, inputs):
         return inputs[0].copy(),

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import cast, reshape, transpose
@@ -189,6 +189,27 @@ class _Conv(_Windowed):
     ndim: int = 2
     attributes = _conv_attrs(cover_all=True)
 
+    def shape_rule(self, inputs):
+        if len(inputs) not in (2, 3):
+            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+        x, W = inputs[0], inputs[1]
+        nd = self.ndim
+        shapes.float_like_first(self, inputs)
+        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C, *spatial)")
+        shapes.expect_ndim(self, inputs, W, nd + 2, "W (out, C / groups, *ksize)")
+        if not all(isinstance(k, int) for k in W.shape[2:]):
+            shapes.fail(self, inputs, "the filter's window must be known")
+        channels = W.shape[1] * self.groups if isinstance(W.shape[1], int) else shapes.UNKNOWN
+        shapes.expect_dim(self, inputs, x.shape[1], channels,
+                          f"x's channels for W with groups={self.groups}")
+        out_channels = W.shape[0]
+        if len(inputs) == 3:
+            out_channels = shapes.expect_dim(self, inputs, inputs[2].shape[0] if inputs[2].ndim
+                                             else None, out_channels, "b's size")
+        out = shapes.windows(self, inputs, x.shape[2:], W.shape[2:], self.stride, self.pad,
+                             self.dilate, self.cover_all)
+        return shapes.TensorType((x.shape[0], out_channels) + out, x.dtype),
+
     def __init__(self, stride=1, pad=0, cover_all: bool = False, dilate=1,
                  groups: int = 1) -> None:
         nd = self.ndim
@@ -255,6 +276,14 @@ class _ConvGradW(_Windowed):
     attributes = {"ksize": Attr(_INTS, required=True, low=1, doc="filter size"),
                   **_conv_attrs(cover_all=False)}
 
+    def shape_rule(self, inputs):
+        x, gy = inputs
+        nd = self.ndim
+        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C, *spatial)")
+        shapes.expect_ndim(self, inputs, gy, nd + 2, "gy (N, out, *windows)")
+        channels = x.shape[1] // self.groups if isinstance(x.shape[1], int) else None
+        return shapes.TensorType((gy.shape[1], channels) + self.ksize, x.dtype),
+
     def __init__(self, ksize, stride=1, pad=0, dilate=1, groups: int = 1) -> None:
         nd = self.ndim
         self.ksize = as_tuple(ksize, nd, self.label, "ksize", 1)
@@ -297,6 +326,31 @@ class _Deconv(_Windowed):
     attributes = {**_conv_attrs(cover_all=False),
                   "outsize": Attr((int, tuple, type(None)), None, low=1,
                                   doc="output spatial size (null: computed)")}
+
+    def shape_rule(self, inputs):
+        if len(inputs) not in (2, 3):
+            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+        x, W = inputs[0], inputs[1]
+        nd = self.ndim
+        shapes.float_like_first(self, inputs)
+        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C_in, *spatial)")
+        shapes.expect_ndim(self, inputs, W, nd + 2, "W (C_in, out / groups, *ksize)")
+        if not all(isinstance(k, int) for k in W.shape[2:]):
+            shapes.fail(self, inputs, "the filter's window must be known")
+        shapes.expect_dim(self, inputs, x.shape[1], W.shape[0], "x's channels for W")
+        out_channels = W.shape[1] * self.groups if isinstance(W.shape[1], int) else None
+        if len(inputs) == 3:
+            out_channels = shapes.expect_dim(self, inputs, inputs[2].shape[0] if inputs[2].ndim
+                                             else None, out_channels, "b's size")
+        if self.outsize is not None:
+            out = self.outsize
+        else:
+            out = tuple(deconv_outsize(n, k, s, p, False, d) if isinstance(n, int) else None
+                        for n, k, s, p, d in zip(x.shape[2:], W.shape[2:], self.stride,
+                                                 self.pad, self.dilate, strict=True))
+            if any(o is not None and o <= 0 for o in out):
+                shapes.fail(self, inputs, "the input's spatial size gives no output")
+        return shapes.TensorType((x.shape[0], out_channels) + tuple(out), x.dtype),
 
     def __init__(self, stride=1, pad=0, outsize=None, dilate=1, groups: int = 1) -> None:
         nd = self.ndim

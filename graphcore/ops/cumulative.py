@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.attributes import Attr
 from graphcore.function_node import FunctionNode
@@ -43,6 +43,13 @@ class _Cumulative(FunctionNode):
     __slots__ = ("axis",)
     arity = 1
     attributes = _AXIS
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        if self.axis is None:
+            return shapes.TensorType((shapes.product(x.shape),), x.dtype),
+        shapes.normalize_axis(self, inputs, self.axis, x.ndim)
+        return x,
 
     def __init__(self, axis=None) -> None:
         self.axis = axis

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from graphcore import generic as g
+from graphcore import shapes
 from graphcore.function_node import FunctionNode
 from graphcore.ops.checks import broadcastable, is_float, same_dtype
 from graphcore.ops.math import as_array, exp
@@ -32,6 +33,7 @@ class _UnaryMath(FunctionNode):
     __slots__ = ()
     elementwise = True
     arity = 1
+    shape_rule = shapes.float_like_first
     compute = None  # numpy function, set by each subclass
 
     def forward(self, inputs):
@@ -313,6 +315,7 @@ class Arctan2(FunctionNode):
     label = "arctan2"
     elementwise = True
     arity = 2
+    shape_rule = shapes.broadcasting
 
     def forward(self, inputs):
         x1, x2 = inputs
@@ -343,6 +346,7 @@ class Fmod(FunctionNode):
     label = "fmod"
     elementwise = True
     arity = 2
+    shape_rule = shapes.broadcasting
 
     def forward(self, inputs):
         x, divisor = inputs

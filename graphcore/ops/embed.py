@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.registry import register_op
 
@@ -31,6 +31,13 @@ class EmbedIDFunction(FunctionNode):
     label = "EmbedIDFunction"
     arity = 2
     attributes = {"ignore_label": Attr((int, type(None)), None, doc="id that maps to zeros")}
+
+    def shape_rule(self, inputs):
+        ids, W = inputs
+        if ids.dtype is not None and ids.dtype.kind not in "iu":
+            shapes.fail_dtype(self, inputs, f"ids must be integers, got {ids.dtype}")
+        shapes.expect_ndim(self, inputs, W, 2, "W (vocabulary, size)")
+        return shapes.TensorType(ids.shape + W.shape[1:], W.dtype),
 
     def __init__(self, ignore_label: int | None = None) -> None:
         self.ignore_label = ignore_label
@@ -60,6 +67,10 @@ class EmbedIDGrad(FunctionNode):
     arity = 2
     attributes = {"vocabulary": Attr(int, required=True, doc="rows of the result", low=1),
                   "ignore_label": Attr((int, type(None)), None, doc="id that is skipped")}
+
+    def shape_rule(self, inputs):
+        ids, gy = inputs
+        return shapes.TensorType((self.vocabulary, gy.shape[-1] if gy.ndim else None), gy.dtype),
 
     def __init__(self, vocabulary: int, ignore_label: int | None = None) -> None:
         self.vocabulary = vocabulary

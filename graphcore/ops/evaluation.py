@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.config import no_backprop_mode
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.registry import register_op
@@ -47,6 +47,19 @@ class Accuracy(FunctionNode):
     differentiable = False
     attributes = {"ignore_label": Attr((int, type(None)), None,
                                        doc="label value that is not counted")}
+
+    def shape_rule(self, inputs):
+        y, t = inputs
+        if t.dtype is not None and t.dtype.kind not in "iu":
+            shapes.fail_dtype(self, inputs, f"labels must be integers, got {t.dtype}")
+        if y.dtype is not None and y.dtype.kind != "f":
+            shapes.fail_dtype(self, inputs, f"scores must be floating point, got {y.dtype}")
+        k = t.ndim
+        if (y.ndim < max(k + 1, 2) or shapes.conflict(y.shape[0], t.shape[0] if k else None)
+                or any(map(shapes.conflict, y.shape[2:k + 1], t.shape[1:]))
+                or any(shapes.conflict(n, 1) for n in y.shape[k + 1:])):
+            shapes.fail(self, inputs, "expected scores of shape (N, C, ...) for labels (N, ...)")
+        return shapes.TensorType((), y.dtype),
 
     def __init__(self, ignore_label: int | None = None) -> None:
         self.ignore_label = ignore_label

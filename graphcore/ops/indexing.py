@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import SHAPE, broadcast_to
@@ -24,6 +24,10 @@ class GetItem(FunctionNode):
     label = "GetItem"
     arity = 1
     attributes = {"index": Attr(object, required=True, doc="numpy index")}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        return shapes.TensorType(shapes.indexed(self, inputs, x.shape, self.index), x.dtype),
 
     def __init__(self, index) -> None:
         self.index = index
@@ -53,6 +57,9 @@ class ScatterAdd(FunctionNode):
     label = "ScatterAdd"
     arity = 1
     attributes = {"index": Attr(object, required=True, doc="numpy index"), "shape": SHAPE}
+
+    def shape_rule(self, inputs):
+        return shapes.TensorType(self.shape, inputs[0].dtype),
 
     def __init__(self, index, shape) -> None:
         self.index = index
@@ -127,6 +134,14 @@ class Permutate(FunctionNode):
     arity = 2
     attributes = {"axis": Attr(int, 0, doc="axis to reorder"),
                   "inv": Attr(bool, False, doc="apply the inverse permutation")}
+
+    def shape_rule(self, inputs):
+        x, indices = inputs
+        axis = shapes.normalize_axis(self, inputs, self.axis, x.ndim)
+        if indices.ndim != 1:
+            shapes.fail(self, inputs, "indices must be 1-d")
+        shapes.expect_dim(self, inputs, indices.shape[0], x.shape[axis], f"axis {axis}'s size")
+        return x,
 
     def __init__(self, axis: int = 0, inv: bool = False) -> None:
         self.axis = axis

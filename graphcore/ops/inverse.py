@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import FunctionNode
 from graphcore.registry import register_op
@@ -53,6 +53,13 @@ class Inv(FunctionNode):
     _out_keep = (0,)
     _in_keep = ()
 
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.float_like_first(self, inputs)
+        if x.ndim < 2 or shapes.conflict(x.shape[-1], x.shape[-2]):
+            shapes.fail(self, inputs, "expected square matrices (..., n, n)")
+        return shapes.TensorType(x.shape, x.dtype),
+
     def forward(self, inputs):
         x, = inputs
         _square_stack(self.label, x)
@@ -83,6 +90,13 @@ class BatchDet(FunctionNode):
     arity = 1
     _out_keep = (0,)
     _in_keep = (0,)
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.float_like_first(self, inputs)
+        if x.ndim < 2 or shapes.conflict(x.shape[-1], x.shape[-2]):
+            shapes.fail(self, inputs, "expected square matrices (..., n, n)")
+        return shapes.TensorType(x.shape[:-2], x.dtype),
 
     def forward(self, inputs):
         x, = inputs

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import FunctionNode
 from graphcore.ops.array import broadcast_to, cast, reshape
@@ -39,6 +39,16 @@ class MatMul(FunctionNode):
     name = "matmul"
     label = "MatMul"
     arity = 2
+
+    def shape_rule(self, inputs):
+        a, b = inputs
+        dtype = shapes.same_dtype(self, inputs, inputs)
+        if a.ndim < 2 or b.ndim < 2:
+            shapes.fail(self, inputs, "inputs need 2 or more dimensions")
+        if shapes.conflict(a.shape[-1], b.shape[-2]):
+            shapes.fail(self, inputs, "expected a.shape[-1] == b.shape[-2]")
+        batch = shapes.broadcast(self, inputs, [a.shape[:-2], b.shape[:-2]])
+        return shapes.TensorType(batch + (a.shape[-2], b.shape[-1]), dtype),
 
     def forward(self, inputs):
         a, b = inputs
@@ -72,6 +82,23 @@ class LinearFunction(FunctionNode):
     name = "linear"
     label = "LinearFunction"
     arity = None  # x, W and an optional b
+
+    def shape_rule(self, inputs):
+        if len(inputs) not in (2, 3):
+            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+        x, W = inputs[0], inputs[1]
+        shapes.expect_ndim(self, inputs, W, 2, "W (out, in)")
+        if x.ndim == 0 or shapes.conflict(x.shape[-1], W.shape[1]):
+            shapes.fail(self, inputs, f"expected x of shape (..., {W.shape[1]}) for W "
+                                      f"{shapes.show_shape(W.shape)}")
+        out = W.shape[0]
+        if len(inputs) == 3:
+            b = inputs[2]
+            if b.ndim != 1 or shapes.conflict(b.shape[0], out):
+                shapes.fail(self, inputs, f"expected b of shape ({out},) for W "
+                                          f"{shapes.show_shape(W.shape)}")
+            out = shapes.merge(out, b.shape[0])
+        return shapes.TensorType(x.shape[:-1] + (out,), x.dtype),
 
     def forward(self, inputs):
         x, W = inputs[0], inputs[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float, normalize_axis, same_dtype, same_shape
@@ -35,6 +35,15 @@ def log_sum_exp(x, axis: int):
     return log(total) + np.squeeze(top, axis=axis)
 
 
+def _same_shape_rule(op, inputs):
+    """The shape two inputs of one shape share (a loss between predictions and targets)."""
+    a, b = inputs
+    if a.ndim != b.ndim or any(shapes.conflict(x, y) for x, y in zip(a.shape, b.shape,
+                                                                      strict=True)):
+        shapes.fail(op, inputs, "inputs must have one shape")
+    return tuple(map(shapes.merge, a.shape, b.shape))
+
+
 @register_op
 class Softmax(FunctionNode):
     """``exp(x) / sum(exp(x))`` along ``axis``."""
@@ -45,6 +54,11 @@ class Softmax(FunctionNode):
     arity = 1
     attributes = _AXIS
     _out_keep = (0,)
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.normalize_axis(self, inputs, self.axis, x.ndim)
+        return shapes.float_like_first(self, inputs)
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
@@ -71,6 +85,11 @@ class LogSoftmax(FunctionNode):
     arity = 1
     attributes = _AXIS
     _out_keep = (0,)
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.normalize_axis(self, inputs, self.axis, x.ndim)
+        return shapes.float_like_first(self, inputs)
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
@@ -158,6 +177,21 @@ class SoftmaxCrossEntropy(FunctionNode):
                                        check=_check_class_weight),
                   "cache_score": Attr(bool, True, doc="keep softmax(x) for backward")}
 
+    def shape_rule(self, inputs):
+        x, t = inputs
+        if x.ndim < 2:
+            shapes.fail(self, inputs, "expected scores of shape (N, C) or (N, C, ...)")
+        shapes.float_like_first(self, inputs)
+        if t.dtype is not None and t.dtype.kind not in "iu":
+            shapes.fail_dtype(self, inputs, f"labels must be integers, got {t.dtype}")
+        labels = x.shape[:1] + x.shape[2:]
+        if t.ndim != len(labels) or any(shapes.conflict(a, b)
+                                        for a, b in zip(t.shape, labels, strict=True)):
+            shapes.fail(self, inputs, f"expected labels of shape {shapes.show_shape(labels)}")
+        if self.reduce == "mean":
+            return shapes.TensorType((), x.dtype),
+        return shapes.TensorType(tuple(map(shapes.merge, t.shape, labels)), x.dtype),
+
     def __init__(self, normalize: bool = True, reduce: str = "mean",
                  ignore_label: int = -1, class_weight=None, cache_score: bool = True) -> None:
         self.normalize = normalize
@@ -233,6 +267,12 @@ class SigmoidCrossEntropy(FunctionNode):
                   "reduce": _REDUCE,
                   "ignore_label": Attr(int, -1, doc="label value that is skipped")}
 
+    def shape_rule(self, inputs):
+        x, t = inputs
+        shapes.float_like_first(self, inputs)
+        shape = _same_shape_rule(self, inputs)
+        return shapes.TensorType(() if self.reduce == "mean" else shape, x.dtype),
+
     def __init__(self, normalize: bool = True, reduce: str = "mean",
                  ignore_label: int = -1) -> None:
         self.normalize = normalize
@@ -282,6 +322,12 @@ class MeanSquaredError(FunctionNode):
     label = "MeanSquaredError"
     arity = 2
 
+    def shape_rule(self, inputs):
+        shapes.float_like_first(self, inputs)
+        shapes.same_dtype(self, inputs, inputs)
+        _same_shape_rule(self, inputs)
+        return shapes.TensorType((), inputs[0].dtype),
+
     def forward(self, inputs):
         a, b = inputs
         is_float(self.label, a)
@@ -312,6 +358,12 @@ class MeanAbsoluteError(FunctionNode):
     name = "mean_absolute_error"
     label = "MeanAbsoluteError"
     arity = 2
+
+    def shape_rule(self, inputs):
+        shapes.float_like_first(self, inputs)
+        shapes.same_dtype(self, inputs, inputs)
+        _same_shape_rule(self, inputs)
+        return shapes.TensorType((), inputs[0].dtype),
 
     def forward(self, inputs):
         a, b = inputs

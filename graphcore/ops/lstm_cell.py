@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.backprop import grad
 from graphcore.config import config, using_config
@@ -48,6 +48,26 @@ class LSTM(FunctionNode):
     label = "LSTM"
     arity = 2
     _out_keep = (0,)
+
+    def shape_rule(self, inputs):
+        c_prev, x = inputs
+        shapes.float_like_first(self, inputs[1:])
+        if x.ndim < 2 or c_prev.ndim != x.ndim:
+            shapes.fail(self, inputs, "expected x (B, 4n, ...) and c_prev (B', n, ...)")
+        four_n = x.shape[1]
+        if isinstance(four_n, int) and four_n % 4:
+            shapes.fail(self, inputs, f"x's axis 1 ({four_n}) is not 4 * n")
+        n = four_n // 4 if isinstance(four_n, int) else shapes.UNKNOWN
+        unit = (n,) + x.shape[2:]
+        if any(shapes.conflict(a, b) for a, b in zip(c_prev.shape[1:], unit, strict=True)):
+            shapes.fail(self, inputs, "expected x (B, 4n, ...) and c_prev (B', n, ...)")
+        if isinstance(c_prev.shape[0], int) and isinstance(x.shape[0], int) and (
+                c_prev.shape[0] < x.shape[0]):
+            shapes.fail(self, inputs, "the batch size of x must be at most that of c_prev")
+        unit = tuple(map(shapes.merge, c_prev.shape[1:], unit))
+        dtype = shapes.same_dtype(self, inputs, inputs)
+        return (shapes.TensorType(c_prev.shape[:1] + unit, dtype),
+                shapes.TensorType(x.shape[:1] + unit, dtype))
 
     def forward(self, inputs):
         c_prev, x = inputs

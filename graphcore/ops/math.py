@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import broadcastable, is_float, same_dtype
@@ -23,6 +23,7 @@ class _Unary(FunctionNode):
     __slots__ = ()
     elementwise = True
     arity = 1
+    shape_rule = shapes.same_as_first
 
 
 @register_op
@@ -127,6 +128,7 @@ class _Extremum(FunctionNode):
     __slots__ = ()
     elementwise = True
     arity = 2
+    shape_rule = shapes.broadcasting
 
     def forward(self, inputs):
         a, b = inputs
@@ -217,6 +219,13 @@ class Where(FunctionNode):
     label = "Where"
     elementwise = True
     arity = 3
+
+    def shape_rule(self, inputs):
+        condition = inputs[0]
+        if condition.dtype is not None and condition.dtype != np.bool_:
+            shapes.fail_dtype(self, inputs, f"condition must be boolean, got {condition.dtype}")
+        shape = shapes.broadcast(self, inputs, [t.shape for t in inputs])
+        return shapes.TensorType(shape, shapes.same_dtype(self, inputs, inputs[1:])),
 
     def forward(self, inputs):
         c, x, y = inputs

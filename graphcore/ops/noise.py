@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.config import config
 from graphcore.function_node import Attr, FunctionNode
@@ -35,6 +35,7 @@ class Dropout(FunctionNode):
     pure = False
     elementwise = True
     attributes = {"ratio": Attr(float, 0.5, doc="probability of dropping", low=0.0, high=1.0)}
+    shape_rule = shapes.same_as_first
 
     def __init__(self, ratio: float = 0.5, mask: np.ndarray | None = None) -> None:
         if not 0.0 <= ratio < 1.0:
@@ -86,6 +87,7 @@ class Zoneout(FunctionNode):
     elementwise = True
     attributes = {"ratio": Attr(float, 0.5, doc="probability of keeping h", low=0.0,
                                 high=1.0)}
+    shape_rule = shapes.broadcasting
 
     def __init__(self, ratio: float = 0.5, flag_x: np.ndarray | None = None) -> None:
         self.ratio = ratio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
 from graphcore.registry import register_op
@@ -36,6 +36,11 @@ class LocalResponseNormalization(FunctionNode):
                   "k": Attr(float, 2.0, doc="added to the scaled sum"),
                   "alpha": Attr(float, 1e-4, doc="scale of the sum of squares"),
                   "beta": Attr(float, 0.75, doc="exponent of the normalizer")}
+
+    def shape_rule(self, inputs):
+        if inputs[0].ndim < 2:
+            shapes.fail(self, inputs, "expected x with a channel axis (N, C, ...)")
+        return shapes.float_like_first(self, inputs)
 
     def __init__(self, n: int = 5, k: float = 2.0, alpha: float = 1e-4,
                  beta: float = 0.75) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import reshape, transpose
 from graphcore.ops.linalg import matmul
@@ -71,6 +71,15 @@ class DecorrelatedBatchNormalization(FunctionNode):
                   "eps": Attr(float, 2e-5, low=0.0, doc="added to the covariance's diagonal"),
                   "decay": Attr(float, 0.9, low=0.0, high=1.0,
                                 doc="decay of the running statistics")}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        if x.ndim < 2:
+            shapes.fail(self, inputs, "expected x with a channel axis (N, C, ...)")
+        if isinstance(x.shape[1], int) and x.shape[1] % self.groups:
+            shapes.fail(self, inputs, f"{x.shape[1]} channels do not split into {self.groups} "
+                                      "groups")
+        return shapes.float_like_first(self, inputs)
 
     def __init__(self, groups: int = 16, eps: float = 2e-5, decay: float = 0.9,
                  running_mean=None, running_projection=None) -> None:

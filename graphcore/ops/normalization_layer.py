@@ -7,7 +7,7 @@ transformer's ``(batch, length, units)``), the statistics always come from the l
 
 from __future__ import annotations
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
@@ -33,6 +33,17 @@ class LayerNormalization(FunctionNode):
     label = "LayerNormalization"
     arity = 3
     attributes = {"eps": Attr(float, 1e-5, low=0.0, doc="added to the variance")}
+
+    def shape_rule(self, inputs):
+        x, gamma, beta = inputs
+        shapes.float_like_first(self, inputs)
+        shapes.same_dtype(self, inputs, inputs)
+        if x.ndim < 1:
+            shapes.fail(self, inputs, "expected x (..., n)")
+        for t in (gamma, beta):
+            if t.ndim != 1 or shapes.conflict(t.shape[0], x.shape[-1]):
+                shapes.fail(self, inputs, "expected x (..., n) with gamma and beta of shape (n,)")
+        return x,
 
     def __init__(self, eps: float = 1e-5) -> None:
         self.eps = eps

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.indexing import get_item
 from graphcore.registry import register_op
@@ -43,6 +43,17 @@ class Pad(FunctionNode):
         "constant_values": Attr((int, float, tuple, list), 0,
                                 doc="the padding value(s), as numpy.pad takes them"),
     }
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.float_like_first(self, inputs)
+        try:
+            pairs = _pad_pairs(self.label, self.pad_width, x.ndim)
+        except errors.ShapeError as e:
+            shapes.fail(self, inputs, str(e).removeprefix(f"{self.label}: "))
+        return shapes.TensorType(tuple(d + int(a + b) if isinstance(d, int) else shapes.UNKNOWN
+                                       for d, (a, b) in zip(x.shape, pairs, strict=True)),
+                                 x.dtype),
 
     def __init__(self, pad_width, constant_values=0) -> None:
         self.pad_width = pad_width

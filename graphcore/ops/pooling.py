@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import Reshape, concat, reshape
 from graphcore.ops.checks import is_float
@@ -32,10 +32,25 @@ _POOL_ATTRS = {
 }
 
 
+def _per_axis(value, nd: int) -> tuple[int, ...]:
+    return tuple(value) if isinstance(value, tuple | list) else (value,) * nd
+
+
 class _Pooling(FunctionNode):
     __slots__ = ("ksize", "stride", "pad", "cover_all")
     arity = 1
     ndim: int = 2
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.float_like_first(self, inputs)
+        nd = self.ndim if self.ndim is not None else max(x.ndim - 2, 1)
+        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C, *spatial)")
+        ksize = _per_axis(self.ksize, nd)
+        stride = ksize if self.stride is None else _per_axis(self.stride, nd)
+        out = shapes.windows(self, inputs, x.shape[2:], ksize, stride, _per_axis(self.pad, nd),
+                             (1,) * nd, not isinstance(self, _AveragePooling) and self.cover_all)
+        return shapes.TensorType(x.shape[:2] + out, x.dtype),
 
     def __init__(self, ksize, stride=None, pad=0, cover_all: bool = False) -> None:
         nd = self.ndim

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import broadcast_to, reshape
@@ -45,6 +45,11 @@ class _Reduction(FunctionNode):
     __slots__ = ("axis", "keepdims")
     arity = 1
     attributes = AXIS_ATTRS
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        return shapes.TensorType(shapes.reduced(self, inputs, x.shape, self.axis, self.keepdims),
+                                 x.dtype),
 
     def __init__(self, axis=None, keepdims: bool = False) -> None:
         self.axis = axis
@@ -132,6 +137,7 @@ class ProdOthers(FunctionNode):
     arity = 1
     higher_order = False
     attributes = {"axis": AXIS_ATTRS["axis"]}
+    shape_rule = shapes.same_as_first
 
     def __init__(self, axis=None) -> None:
         self.axis = axis
