@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.attributes import Attr
 from graphcore.function_node import FunctionNode
 from graphcore.registry import register_op
@@ -58,6 +58,30 @@ def _einsum(in_subs: str, out_sub: str, inputs, dtype: np.dtype, refuse_ellipsis
     return np.asarray(y, dtype=dtype)
 
 
+def _letter_sizes(op, inputs) -> dict[str, tuple]:
+    """The dims each letter (and the ellipsis, ``@``) stands for in ``op.in_subs`` over the
+    input ``TensorType``s; a letter of two different sizes is a ``ShapeInferenceError``."""
+    subs = op.in_subs.split(",")
+    if len(subs) != len(inputs):
+        shapes.fail(op, inputs, f"'{op.in_subs}' names {len(subs)} operands")
+    sizes: dict[str, tuple] = {}
+    for sub, x in zip(subs, inputs, strict=True):
+        shapes.float_like_first(op, (x,))
+        letters = len(sub) - ("@" in sub)
+        if x.ndim < letters or ("@" not in sub and x.ndim != letters):
+            shapes.fail(op, inputs, f"subscript '{sub}' does not fit an operand of shape "
+                                    f"{shapes.show_shape(x.shape)}")
+        for axis, letter in _axes(sub, x.ndim):
+            size = x.shape[axis] if isinstance(axis, slice) else (x.shape[axis],)
+            known = sizes.setdefault(letter, size)
+            if len(known) != len(size) or any(map(shapes.conflict, known, size)):
+                what = "the ellipsis" if letter == "@" else f"'{letter}'"
+                shapes.fail(op, inputs, f"{what} has two sizes in '{op.in_subs}' (einsum does "
+                                        "not broadcast)")
+            sizes[letter] = tuple(map(shapes.merge, known, size))
+    return sizes
+
+
 def _run(node: FunctionNode, inputs: tuple):
     """``node`` on ``inputs``: an array when all are arrays (a first-order walk), else a
     recorded Variable (double backprop)."""
@@ -80,6 +104,11 @@ class EinSum(FunctionNode):
                                                 "('@' for an ellipsis)"),
         "out_sub": Attr(str, required=True, doc="subscript of the output"),
     }
+
+    def shape_rule(self, inputs):
+        sizes = _letter_sizes(self, inputs)
+        return shapes.TensorType(tuple(d for letter in self.out_sub for d in sizes[letter]),
+                                 shapes.result_dtype(*(t.dtype for t in inputs))),
 
     def __init__(self, in_subs: str, out_sub: str) -> None:
         self.in_subs = in_subs
@@ -142,6 +171,10 @@ class DiagEinSum(EinSum):
         self.in_subs = in_subs
         self.out_sub = out_sub
         self.out_shape = tuple(int(n) for n in out_shape)
+
+    def shape_rule(self, inputs):
+        _letter_sizes(self, inputs)
+        return shapes.TensorType(self.out_shape, shapes.result_dtype(*(t.dtype for t in inputs))),
 
     def forward(self, inputs):
         self._check(inputs)

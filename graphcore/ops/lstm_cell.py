@@ -277,6 +277,22 @@ class SLSTM(FunctionNode):
     arity = 4
     _out_keep = (0,)
 
+    def shape_rule(self, inputs):
+        c1, c2, x1, x2 = inputs
+        shapes.float_like_first(self, inputs[2:])
+        dtype = shapes.same_dtype(self, inputs, inputs)
+        four_n = x1.shape[1] if x1.ndim >= 2 else None
+        if x1.ndim < 2 or (isinstance(four_n, int) and four_n % 4):
+            shapes.fail(self, inputs, "expected x1 and x2 (B, 4n, ...)")
+        n = four_n // 4 if isinstance(four_n, int) else shapes.UNKNOWN
+        shape = x1.shape[:1] + (n,) + x1.shape[2:]
+        for t, want in ((x2, x1.shape), (c1, shape), (c2, shape)):
+            if t.ndim != len(want) or any(map(shapes.conflict, t.shape, want)):
+                shapes.fail(self, inputs, "expected c1, c2 (B, n, ...) and x1, x2 (B, 4n, ...)")
+            if t is not x2:
+                shape = tuple(map(shapes.merge, t.shape, shape))
+        return shapes.TensorType(shape, dtype), shapes.TensorType(shape, dtype)
+
     def forward(self, inputs):
         c1, c2, x1, x2 = inputs
         is_float(self.label, x1)

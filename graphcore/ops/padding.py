@@ -111,6 +111,23 @@ class PadSequence(FunctionNode):
         "padding": Attr((int, float, bool), 0, doc="value of the padding"),
     }
 
+    def shape_rule(self, xs):
+        if not xs:
+            shapes.fail(self, xs, "needs at least one sequence")
+        step = xs[0].shape[1:]
+        for t in xs:
+            if t.ndim == 0 or t.ndim != xs[0].ndim or any(map(shapes.conflict, t.shape[1:],
+                                                               step)):
+                shapes.fail(self, xs, "sequences must have a time axis and share their step "
+                                      "shape")
+            if self.length is not None and isinstance(t.shape[0], int) and (
+                    t.shape[0] > self.length):
+                shapes.fail(self, xs, f"a sequence has more steps than length {self.length}")
+        lengths = [t.shape[0] for t in xs]
+        length = self.length if self.length is not None else (
+            max(lengths) if all(isinstance(n, int) for n in lengths) else shapes.UNKNOWN)
+        return shapes.TensorType((len(xs), length) + step, shapes.same_dtype(self, xs, xs)),
+
     def __init__(self, length=None, padding=0) -> None:
         self.length = length
         self.padding = padding

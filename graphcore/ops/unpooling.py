@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import reshape
 from graphcore.ops.checks import is_float
@@ -45,6 +45,17 @@ def _windows_of(label: str, x: np.ndarray, ksize, stride, pad):
     k = as_tuple(ksize, nd, label, "ksize", 1)
     s = k if stride is None else as_tuple(stride, nd, label, "stride", 1)
     return k, s, as_tuple(pad, nd, label, "pad", 0)
+
+
+def _window_tuples(op, inputs, ksize, stride, pad):
+    """``_windows_of`` for a shape rule: the window's tuples of ``inputs[0]``'s spatial rank."""
+    x = shapes.float_like_first(op, inputs)[0]
+    nd = x.ndim - 2
+    if nd < 1:
+        shapes.fail(op, inputs, "expected x (N, C, *spatial) with at least one spatial axis")
+    k = as_tuple(ksize, nd, op.label, "ksize", 1)
+    s = k if stride is None else as_tuple(stride, nd, op.label, "stride", 1)
+    return k, s, as_tuple(pad, nd, op.label, "pad", 0)
 
 
 def _window_sums(x: np.ndarray, k, s, p, out) -> np.ndarray:
@@ -79,6 +90,17 @@ class UnpoolingND(FunctionNode):
                         "gives the input's size)"),
         "cover_all": Attr(bool, True, doc="the input was pooled with a last partial window"),
     }
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        k, s, p = _window_tuples(self, inputs, self.ksize, self.stride, self.pad)
+        if self.outsize is not None:
+            out = as_tuple(self.outsize, len(k), self.label, "outsize", 0)
+        else:
+            out = tuple(deconv_outsize(n, kk, ss, pp, self.cover_all) if isinstance(n, int)
+                        else shapes.UNKNOWN
+                        for n, kk, ss, pp in zip(x.shape[2:], k, s, p, strict=True))
+        return shapes.TensorType(x.shape[:2] + tuple(out), x.dtype),
 
     def __init__(self, ksize, stride=None, pad=0, outsize=None, cover_all: bool = True) -> None:
         self.ksize, self.stride, self.pad = ksize, stride, pad
@@ -123,6 +145,12 @@ class SumPoolingND(FunctionNode):
     arity = 1
     attributes = {**_WINDOW_ATTRS,
                   "cover_all": Attr(bool, False, doc="add a last partial window")}
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        k, s, p = _window_tuples(self, inputs, self.ksize, self.stride, self.pad)
+        out = shapes.windows(self, inputs, x.shape[2:], k, s, p, (1,) * len(k), self.cover_all)
+        return shapes.TensorType(x.shape[:2] + out, x.dtype),
 
     def __init__(self, ksize, stride=None, pad=0, cover_all: bool = False) -> None:
         self.ksize, self.stride, self.pad = ksize, stride, pad
