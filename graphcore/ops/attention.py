@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
@@ -51,6 +51,30 @@ class Attention(FunctionNode):
     arity = None  # q, k, v [, mask]
     attributes = {"scale": Attr((float, type(None)), None,
                                 doc="score scale (null: 1/sqrt of the key size)")}
+
+    def shape_rule(self, inputs):
+        if len(inputs) not in (3, 4):
+            shapes.fail(self, inputs, f"takes q, k, v and an optional mask, got {len(inputs)} "
+                                      "inputs")
+        q, k, v = inputs[:3]
+        for x in (q, k, v):
+            shapes.float_like_first(self, (x,))
+            if x.ndim < 2:
+                shapes.fail(self, inputs, "q, k and v need (..., length, size)")
+        dtype = shapes.same_dtype(self, inputs, inputs[:3])
+        if shapes.conflict(q.shape[-1], k.shape[-1]) or shapes.conflict(k.shape[-2],
+                                                                       v.shape[-2]):
+            shapes.fail(self, inputs, "expected q (..., Lq, d), k (..., Lk, d), v (..., Lk, dv)")
+        lead = shapes.broadcast(self, inputs, [q.shape[:-2], k.shape[:-2], v.shape[:-2]])
+        if len(inputs) == 4:
+            mask = inputs[3]
+            if mask.dtype is not None and mask.dtype != np.bool_:
+                shapes.fail_dtype(self, inputs, f"the mask must be boolean, got {mask.dtype}")
+            scores = lead + (q.shape[-2], k.shape[-2])
+            joint = shapes.broadcast(self, inputs, [mask.shape, scores])
+            if any(map(shapes.conflict, joint, scores)):
+                shapes.fail(self, inputs, "the mask does not broadcast to the scores")
+        return shapes.TensorType(lead + (q.shape[-2], v.shape[-1]), dtype),
 
     def __init__(self, scale: float | None = None) -> None:
         self.scale = scale

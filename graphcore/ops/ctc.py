@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import stack
 from graphcore.registry import register_op
@@ -52,6 +52,23 @@ class ConnectionistTemporalClassification(FunctionNode):
     attributes = {"blank_symbol": Attr(int, required=True, low=0, doc="the blank label"),
                   "reduce": Attr(str, "mean", choices=("mean", "no"),
                                  doc="mean over examples, or per example")}
+
+    def shape_rule(self, inputs):
+        x = inputs[3]
+        shapes.float_like_first(self, inputs[3:])
+        shapes.expect_ndim(self, inputs, x, 3, "x (steps, batch, classes)")
+        input_length, label_length, t = inputs[:3]
+        shapes.expect_ndim(self, inputs, t, 2, "labels (batch, M)")
+        for what, lengths in (("labels", t), ("input_length", input_length),
+                              ("label_length", label_length)):
+            if lengths.dtype is not None and lengths.dtype.kind not in "iu":
+                shapes.fail_dtype(self, inputs, f"{what} must be integers, got {lengths.dtype}")
+            if what != "labels" and lengths.ndim != 1:
+                shapes.fail(self, inputs, f"{what} must be one integer per sequence")
+            shapes.expect_dim(self, inputs, lengths.shape[0], x.shape[1], f"{what}'s batch")
+        if self.reduce == "mean":
+            return shapes.TensorType((), x.dtype),
+        return shapes.TensorType((x.shape[1],), x.dtype),
 
     def __init__(self, blank_symbol: int, reduce: str = "mean") -> None:
         self.blank_symbol = blank_symbol

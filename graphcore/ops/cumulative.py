@@ -131,6 +131,14 @@ class Cumprodsum(FunctionNode):
     attributes = {"axis": Attr(int, required=True, doc="the axis of the recurrence")}
     _out_keep = (0,)
 
+    def shape_rule(self, inputs):
+        m, a = inputs
+        axis = shapes.normalize_axis(self, inputs, self.axis, a.ndim)
+        if m.ndim != a.ndim or any(shapes.conflict(p, q) for i, (p, q) in enumerate(
+                zip(m.shape, a.shape, strict=True)) if i != axis):
+            shapes.fail(self, inputs, "m must have a's shape off the axis")
+        return a,
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 

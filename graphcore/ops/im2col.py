@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
 from graphcore.ops.windows import as_tuple, col2im, out_shape, padded, window_view
@@ -62,6 +62,16 @@ class Im2Col(_Patches):
     label = "Im2Col"
     attributes = _ATTRS
 
+    def shape_rule(self, inputs):
+        x, = inputs
+        shapes.float_like_first(self, inputs)
+        shapes.expect_ndim(self, inputs, x, 4, "x (N, C, H, W)")
+        out = shapes.windows(self, inputs, x.shape[2:], self.ksize, self.stride, self.pad,
+                             self.dilate, self.cover_all)
+        c = x.shape[1]
+        patch = c * self.ksize[0] * self.ksize[1] if isinstance(c, int) else shapes.UNKNOWN
+        return shapes.TensorType((x.shape[0], patch) + out, x.dtype),
+
     def forward(self, inputs):
         x, = inputs
         self._check(x, "x")
@@ -89,6 +99,17 @@ class Im2ColGrad(_Patches):
     label = "Im2ColGrad"
     attributes = {"size": Attr((int, tuple), required=True, low=1, doc="the image's (H, W)"),
                   **_ATTRS}
+
+    def shape_rule(self, inputs):
+        gy, = inputs
+        shapes.float_like_first(self, inputs)
+        shapes.expect_ndim(self, inputs, gy, 4, "patches (N, C * kh * kw, out_h, out_w)")
+        kh, kw = self.ksize
+        ckk = gy.shape[1]
+        if isinstance(ckk, int) and ckk % (kh * kw):
+            shapes.fail(self, inputs, f"expected patches of C * {kh * kw} channels")
+        c = ckk // (kh * kw) if isinstance(ckk, int) else shapes.UNKNOWN
+        return shapes.TensorType((gy.shape[0], c) + self.size, gy.dtype),
 
     def __init__(self, size, ksize, stride=1, pad=0, cover_all: bool = False,
                  dilate=1) -> None:

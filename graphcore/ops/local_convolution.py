@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore import generic as g
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.array import cast, reshape, transpose
@@ -37,6 +37,21 @@ class LocalConvolution2DFunction(FunctionNode):
     label = "LocalConvolution2DFunction"
     arity = None  # x, W and an optional b
     attributes = {"stride": Attr((int, tuple), 1, low=1, doc="step between windows")}
+
+    def shape_rule(self, inputs):
+        if len(inputs) not in (2, 3):
+            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+        x, W = inputs[0], inputs[1]
+        shapes.float_like_first(self, inputs)
+        shapes.expect_ndim(self, inputs, x, 4, "x (N, C, H, W)")
+        shapes.expect_ndim(self, inputs, W, 6, "W (out, out_h, out_w, C, kh, kw)")
+        shapes.expect_dim(self, inputs, x.shape[1], W.shape[3], "x's channels for W")
+        if all(isinstance(k, int) for k in W.shape[4:]):
+            out = shapes.windows(self, inputs, x.shape[2:], W.shape[4:], self.stride, (0, 0),
+                                 (1, 1), False)
+            if any(map(shapes.conflict, out, W.shape[1:3])):
+                shapes.fail(self, inputs, "W's output positions do not match its windows over x")
+        return shapes.TensorType((x.shape[0],) + W.shape[:3], x.dtype),
 
     def __init__(self, stride=1) -> None:
         self.stride = as_tuple(stride, 2, self.label, "stride", 1)

@@ -178,6 +178,14 @@ class LSTMGrad(FunctionNode):
     label = "LSTMGrad"
     arity = 5
 
+    def shape_rule(self, inputs):
+        c_prev, x = inputs[:2]
+        c, h = LSTM.shape_rule(self, inputs[:2])
+        for t, want in zip(inputs[2:], (c, c, h), strict=True):
+            if t.ndim != want.ndim or any(map(shapes.conflict, t.shape, want.shape)):
+                shapes.fail(self, inputs, "expected c_next and gc of c_prev's shape and gh of h's")
+        return (shapes.TensorType(c_prev.shape, x.dtype), shapes.TensorType(x.shape, x.dtype))
+
     def forward(self, inputs):
         c_prev, x, c_next, gc, gh = inputs
         _check_cell(self.label, c_prev, x)
@@ -330,6 +338,13 @@ class SLSTMGrad(FunctionNode):
     name = "slstm_grad"
     label = "SLSTMGrad"
     arity = 7
+
+    def shape_rule(self, inputs):
+        c, _ = SLSTM.shape_rule(self, inputs[:4])
+        for t in inputs[4:]:
+            if t.ndim != c.ndim or any(map(shapes.conflict, t.shape, c.shape)):
+                shapes.fail(self, inputs, "expected c_next, gc and gh of c_prev1's shape")
+        return tuple(shapes.TensorType(t.shape, inputs[2].dtype) for t in inputs[:4])
 
     def forward(self, inputs):
         c1, c2, x1, x2, c_next, gc, gh = inputs

@@ -135,6 +135,15 @@ class SimplifiedDropconnect(FunctionNode):
         "use_batchwise_mask": Attr(bool, True, doc="draw one mask per sample"),
     }
 
+    def shape_rule(self, inputs):
+        if len(inputs) not in (2, 3):
+            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+        x, W = inputs[:2]
+        shapes.expect_ndim(self, inputs, W, 2, "W (out, in)")
+        if x.ndim < 2 or shapes.conflict(shapes.product(x.shape[1:]), W.shape[1]):
+            shapes.fail(self, inputs, f"x's features do not fit W's {W.shape[1]} inputs")
+        return shapes.TensorType((x.shape[0], W.shape[0]), x.dtype),
+
     def __init__(self, ratio: float = 0.5, mask: np.ndarray | None = None,
                  use_batchwise_mask: bool = True) -> None:
         if not 0.0 <= ratio < 1.0:

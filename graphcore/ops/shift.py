@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.function_node import Attr, FunctionNode
 from graphcore.ops.checks import is_float
 from graphcore.ops.windows import as_tuple
@@ -34,6 +34,15 @@ class Shift(FunctionNode):
         "dilate": Attr((int, tuple), 1,
                        doc="spacing between offsets (nonzero; negative: the opposite way)"),
     }
+
+    def shape_rule(self, inputs):
+        x, = inputs
+        kh, kw = self.ksize
+        shapes.float_like_first(self, inputs)
+        if x.ndim != 4 or (isinstance(x.shape[1], int) and x.shape[1] < kh * kw):
+            shapes.fail(self, inputs, f"expected x (N, C, H, W) with at least {kh * kw} "
+                                      "channels (one per offset)")
+        return x,
 
     def __init__(self, ksize=3, dilate=1) -> None:
         self.ksize = as_tuple(ksize, 2, self.label, "ksize", 1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcore import errors
+from graphcore import errors, shapes
 from graphcore.attributes import Attr
 from graphcore.function_node import FunctionNode
 from graphcore.registry import register_op
@@ -62,6 +62,9 @@ class _CooOp(FunctionNode):
     def _out_dtype(self, a: np.ndarray, b: np.ndarray) -> np.dtype:
         return self.dtype if self.dtype is not None else np.result_type(a.dtype, b.dtype)
 
+    def _out_type(self, a: shapes.TensorType, b: shapes.TensorType) -> np.dtype | None:
+        return self.dtype if self.dtype is not None else shapes.result_dtype(a.dtype, b.dtype)
+
     def _check_batch(self, ndim: int, *arrays: np.ndarray) -> None:
         if ndim == 3 and any(a.shape[0] != self.sp_row.shape[0] for a in arrays):
             raise errors.ShapeError(
@@ -95,6 +98,19 @@ class CooMatMul(_CooOp):
 
     name = "coo_matmul"
     label = "CooMatMul"
+
+    def shape_rule(self, inputs):
+        sp, dn = inputs
+        shapes.float_like_first(self, inputs)
+        shapes.float_like_first(self, inputs[1:])
+        if sp.ndim != self.sp_row.ndim or dn.ndim != sp.ndim + 1:
+            shapes.fail(self, inputs, "expected values (nnz,) with a dense (k, n), or values "
+                                      "(batch, nnz) with a dense (batch, k, n)")
+        m, k = self.sp_shape[::-1] if self.transa else self.sp_shape
+        dn_k, dn_n = dn.shape[-2:][::-1] if self.transb else dn.shape[-2:]
+        shapes.expect_dim(self, inputs, dn_k, k, "the dense operand's inner size")
+        out = (dn_n, m) if self.transc else (m, dn_n)
+        return shapes.TensorType(sp.shape[:-1] + out, self._out_type(sp, dn)),
 
     def forward(self, inputs):
         sp, dn = inputs
@@ -155,6 +171,14 @@ class CooMatMulGradSP(_CooOp):
 
     name = "coo_matmul_grad_sp"
     label = "CooMatMulGradSP"
+
+    def shape_rule(self, inputs):
+        a, b = inputs
+        shapes.float_like_first(self, inputs)
+        shapes.float_like_first(self, inputs[1:])
+        if not 2 <= a.ndim <= 3 or a.ndim != b.ndim:
+            shapes.fail(self, inputs, "expected two 2-d or two 3-d operands")
+        return shapes.TensorType(self.sp_row.shape, self._out_type(a, b)),
 
     def forward(self, inputs):
         a, b = inputs
