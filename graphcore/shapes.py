@@ -277,10 +277,6 @@ def broadcasting(op: Any, inputs: tuple[TensorType, ...]) -> tuple[TensorType, .
     return TensorType(shape, same_dtype(op, inputs, inputs)),
 
 
-def scalar_like_first(op: Any, inputs: tuple[TensorType, ...]) -> tuple[TensorType, ...]:
-    """A loss or a mean over everything: a 0-d output in the first input's dtype."""
-    return TensorType((), inputs[0].dtype),
-
 
 def sum_of(dims: Sequence[Dim]) -> Dim:
     """The sum of dims: an int when every one is, else unknown."""
