@@ -154,6 +154,29 @@ def deconv_forward(x: np.ndarray, W: np.ndarray, b: np.ndarray | None, stride, p
 
 # --- ops ------------------------------------------------------------------------------------
 
+def _filter_operands(op: FunctionNode, inputs, x_layout: str, w_layout: str):
+    """The shape rules' common checks of a convolution's or deconvolution's x and W: two or
+    three inputs, floats, ``ndim + 2`` axes each and a known window; returns (x, W)."""
+    if len(inputs) not in (2, 3):
+        shapes.fail(op, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
+    x, W = inputs[0], inputs[1]
+    shapes.float_like_first(op, inputs)
+    shapes.expect_ndim(op, inputs, x, op.ndim + 2, x_layout)
+    shapes.expect_ndim(op, inputs, W, op.ndim + 2, w_layout)
+    if not all(isinstance(k, int) for k in W.shape[2:]):
+        shapes.fail(op, inputs, "the filter's window must be known")
+    return x, W
+
+
+def _bias_size(op: FunctionNode, inputs, out_channels):
+    """The output channels, checked against the optional bias ``b``'s size."""
+    if len(inputs) < 3:
+        return out_channels
+    b = inputs[2]
+    return shapes.expect_dim(op, inputs, b.shape[0] if b.ndim else None, out_channels,
+                             "b's size")
+
+
 class _Windowed(FunctionNode):
     """A convolution, its filter gradient or its transpose; each one's backward is made of
     the other two, of the same number of spatial axes (``_related``)."""
@@ -190,22 +213,12 @@ class _Conv(_Windowed):
     attributes = _conv_attrs(cover_all=True)
 
     def shape_rule(self, inputs):
-        if len(inputs) not in (2, 3):
-            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
-        x, W = inputs[0], inputs[1]
-        nd = self.ndim
-        shapes.float_like_first(self, inputs)
-        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C, *spatial)")
-        shapes.expect_ndim(self, inputs, W, nd + 2, "W (out, C / groups, *ksize)")
-        if not all(isinstance(k, int) for k in W.shape[2:]):
-            shapes.fail(self, inputs, "the filter's window must be known")
+        x, W = _filter_operands(self, inputs, "x (N, C, *spatial)",
+                                "W (out, C / groups, *ksize)")
         channels = W.shape[1] * self.groups if isinstance(W.shape[1], int) else shapes.UNKNOWN
         shapes.expect_dim(self, inputs, x.shape[1], channels,
                           f"x's channels for W with groups={self.groups}")
-        out_channels = W.shape[0]
-        if len(inputs) == 3:
-            out_channels = shapes.expect_dim(self, inputs, inputs[2].shape[0] if inputs[2].ndim
-                                             else None, out_channels, "b's size")
+        out_channels = _bias_size(self, inputs, W.shape[0])
         out = shapes.windows(self, inputs, x.shape[2:], W.shape[2:], self.stride, self.pad,
                              self.dilate, self.cover_all)
         return shapes.TensorType((x.shape[0], out_channels) + out, x.dtype),
@@ -328,20 +341,11 @@ class _Deconv(_Windowed):
                                   doc="output spatial size (null: computed)")}
 
     def shape_rule(self, inputs):
-        if len(inputs) not in (2, 3):
-            shapes.fail(self, inputs, f"takes x, W and an optional b, got {len(inputs)} inputs")
-        x, W = inputs[0], inputs[1]
-        nd = self.ndim
-        shapes.float_like_first(self, inputs)
-        shapes.expect_ndim(self, inputs, x, nd + 2, "x (N, C_in, *spatial)")
-        shapes.expect_ndim(self, inputs, W, nd + 2, "W (C_in, out / groups, *ksize)")
-        if not all(isinstance(k, int) for k in W.shape[2:]):
-            shapes.fail(self, inputs, "the filter's window must be known")
+        x, W = _filter_operands(self, inputs, "x (N, C_in, *spatial)",
+                                "W (C_in, out / groups, *ksize)")
         shapes.expect_dim(self, inputs, x.shape[1], W.shape[0], "x's channels for W")
-        out_channels = W.shape[1] * self.groups if isinstance(W.shape[1], int) else None
-        if len(inputs) == 3:
-            out_channels = shapes.expect_dim(self, inputs, inputs[2].shape[0] if inputs[2].ndim
-                                             else None, out_channels, "b's size")
+        out_channels = _bias_size(self, inputs, W.shape[1] * self.groups
+                                  if isinstance(W.shape[1], int) else None)
         if self.outsize is not None:
             out = self.outsize
         else:
