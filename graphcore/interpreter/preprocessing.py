@@ -318,6 +318,14 @@ def class_names(model: Any) -> tuple[str, ...] | None:
 
 # -------------------------------------------------------------------------- normalizing
 
+def _at_normalize(spec: Spec, name: str, message: str) -> errors.SpecRuntimeError:
+    """``message`` located at input ``name``'s ``normalize:`` (else at the input)."""
+    loc = spec.inputs[name].column.normalize_loc or spec.inputs[name].loc
+    return errors.SpecRuntimeError(message, loc.file, loc.line, loc.col,
+                                   loc.source.line(loc.line) if loc.source else None,
+                                   loc.length)
+
+
 def normalized(spec: Spec, model: Any, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """``inputs`` with each normalized input as ``(x - shift) / scale`` (module doc); a
     model without the statistics is a located ``SpecRuntimeError`` at ``normalize:``."""
@@ -330,21 +338,15 @@ def normalized(spec: Spec, model: Any, inputs: Mapping[str, Any]) -> dict[str, A
             continue
         shift, scale = child.shift, child.scale
         if shift is None or scale is None:
-            loc = spec.inputs[name].column.normalize_loc or spec.inputs[name].loc
-            raise errors.SpecRuntimeError(
-                f"input '{name}': normalize needs statistics fitted on training rows, and the "
-                "model holds none; train the spec, or load parameters that hold them",
-                loc.file, loc.line, loc.col,
-                loc.source.line(loc.line) if loc.source else None, loc.length)
+            raise _at_normalize(spec, name, f"input '{name}': normalize needs statistics fitted "
+                                "on training rows, and the model holds none; train the spec, "
+                                "or load parameters that hold them")
         value = out[name]
         shape = getattr(value, "shape", None)
         if shape is not None and tuple(shape[len(shape) - shift.ndim:]) != shift.shape:
-            loc = spec.inputs[name].column.normalize_loc or spec.inputs[name].loc
-            raise errors.SpecRuntimeError(
-                f"input '{name}' has shape {show_shape(tuple(shape))}, but its normalize "
-                f"statistics are per feature of shape {show_shape(shift.shape)}",
-                loc.file, loc.line, loc.col,
-                loc.source.line(loc.line) if loc.source else None, loc.length)
+            raise _at_normalize(spec, name, f"input '{name}' has shape "
+                                f"{show_shape(tuple(shape))}, but its normalize statistics "
+                                f"are per feature of shape {show_shape(shift.shape)}")
         if isinstance(value, Variable):
             out[name] = (value - shift.astype(value.dtype)) / scale.astype(value.dtype)
         else:
