@@ -17,9 +17,11 @@ import numpy as np
 from graphcore import links as L
 from graphcore.errors import ShapeError
 from graphcore.function_node import Attr
+from graphcore.language import layer_shapes
 from graphcore.links.batch_norm import ChannelBatchNormalization
 from graphcore.links.link import Link
 from graphcore.ops.array import stack
+from graphcore.shapes import Shape, TensorType
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,11 @@ class Layer:
     attributes: dict[str, Attr]
     arity: int | None  # None: a variable number of inputs (the layer checks them)
     make: Callable[[dict[str, Any]], Link]
+    # (step, attrs, inputs) -> (outputs, parameter shapes): what the layer makes of inputs'
+    # TensorTypes, and the shapes its parameters take from them (a lazily sized layer is
+    # sized by its first use; every later use of the scope must agree). See ``layer_shapes``.
+    shape_rule: Callable[[str, dict[str, Any], tuple[TensorType, ...]],
+                         tuple[tuple[TensorType, ...], dict[str, Shape]]] | None = None
 
 
 def _linear(attrs: dict[str, Any]) -> Link:
@@ -157,7 +164,7 @@ def _recurrent(kind: str, cls) -> Layer:
                   "n_layers": Attr(int, 1, low=1, doc="stacked layers"),
                   "dropout": Attr(float, 0.0, low=0.0, high=1.0,
                                   doc="dropout between layers (training only)")},
-                 1, _n_step(cls))
+                 1, _n_step(cls), layer_shapes.recurrent)
 
 
 LAYERS: dict[str, Layer] = {
@@ -171,19 +178,19 @@ LAYERS: dict[str, Layer] = {
                "n_batch_axes": Attr((int, type(None)), None, low=1,
                                     doc="null: map the last axis; n: flatten the axes after "
                                     "the first n into one (as Chainer's n_batch_axes)")},
-              1, _linear),
+              1, _linear, layer_shapes.linear),
         Layer("embed_id", "rows of W: (in_size, out_size) picked by integer ids",
               {"in_size": Attr(int, required=True, low=1, doc="vocabulary size"),
                "out_size": Attr(int, required=True, low=1, doc="embedding size"),
                "ignore_label": Attr((int, type(None)), None, doc="id that maps to zeros")},
-              1, _embed),
+              1, _embed, layer_shapes.embed_id),
         Layer("batch_normalization", "normalize by batch statistics (running averages in "
               "inference), then scale by gamma and shift by beta",
               {"size": Attr((int, type(None)), None, low=1,
                             doc="channels (null: taken from the input's axis 1)"),
                "decay": Attr(float, 0.9, low=0.0, high=1.0, doc="running average decay"),
                "eps": Attr(float, 2e-5, low=0.0, doc="added to the variance")},
-              1, _batch_norm),
+              1, _batch_norm, layer_shapes.batch_normalization),
         _recurrent("lstm", SequenceLSTM),
         _recurrent("gru", SequenceGRU),
         Layer("layer_normalization", "normalize each sample over its last axis, then scale by "
@@ -192,7 +199,7 @@ LAYERS: dict[str, Layer] = {
               {"size": Attr((int, type(None)), None, low=1,
                             doc="features (null: taken from the input's last axis)"),
                "eps": Attr(float, 1e-6, low=0.0, doc="added to the variance")},
-              1, _layer_norm),
+              1, _layer_norm, layer_shapes.layer_normalization),
         Layer("multi_head_attention", "multi-head scaled dot-product attention: from x "
               "(self-attention), [x, mask] or [x, kv, mask]; x: (batch, Lq, in) or (Lq, in), "
               "mask: boolean, True where a query may attend to a key; parameters W_q, W_k, "
@@ -205,18 +212,22 @@ LAYERS: dict[str, Layer] = {
                "dropout": Attr(float, 0.0, low=0.0, high=1.0,
                                doc="dropout on the output (training only)"),
                "nobias": Attr(bool, False, doc="no bias parameters")},
-              None, _attention),
+              None, _attention, layer_shapes.multi_head_attention),
         Layer("convolution_2d", "2-d convolution of (N, C, H, W); parameters W: (out_channels, "
               "in_channels / groups, kh, kw), b: (out_channels,)",
-              _conv_attributes(transposed=False), 1, _convolution(L.Convolution2D)),
+              _conv_attributes(transposed=False), 1, _convolution(L.Convolution2D),
+              layer_shapes.convolution(transposed=False)),
         Layer("convolution_1d", "1-d convolution of (N, C, W); parameters W: (out_channels, "
               "in_channels / groups, k), b: (out_channels,)",
-              _conv_attributes(transposed=False), 1, _convolution(L.Convolution1D)),
+              _conv_attributes(transposed=False), 1, _convolution(L.Convolution1D),
+              layer_shapes.convolution(transposed=False)),
         Layer("deconvolution_2d", "2-d transposed convolution of (N, C, H, W); parameters W: "
               "(in_channels, out_channels / groups, kh, kw), b: (out_channels,)",
-              _conv_attributes(transposed=True), 1, _convolution(L.Deconvolution2D)),
+              _conv_attributes(transposed=True), 1, _convolution(L.Deconvolution2D),
+              layer_shapes.convolution(transposed=True)),
         Layer("deconvolution_1d", "1-d transposed convolution of (N, C, W); parameters W: "
               "(in_channels, out_channels / groups, k), b: (out_channels,)",
-              _conv_attributes(transposed=True), 1, _convolution(L.Deconvolution1D)),
+              _conv_attributes(transposed=True), 1, _convolution(L.Deconvolution1D),
+              layer_shapes.convolution(transposed=True)),
     )
 }
