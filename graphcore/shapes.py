@@ -336,6 +336,8 @@ def indexed(op: Any, inputs: Sequence[TensorType], shape: Shape, index: Any) -> 
             axis += item.ndim
         else:
             d, values = shape[axis], np.asarray(item)
+            if values.size == 0:  # numpy reads an empty list as an empty integer index
+                values = values.astype(np.intp)
             if values.dtype.kind not in "iu":
                 fail(op, inputs, f"an index must be an int, a slice or an array, got {item!r}")
             if isinstance(d, int) and values.size and not (

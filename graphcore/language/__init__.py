@@ -17,7 +17,10 @@ In processing order:
   ``validate_work`` (loop trips multiplied through nesting, op steps per run, unrolled layer
   scopes), ``validate_workflow`` (``data:``, ``validation:``, ``train:``), over what
   ``validation`` shares (scopes, limits, names, descriptions of values);
-- ``layers``: the parameterized layers a step may name (``{op: linear, out_size: 5}``);
+- ``layers``: the parameterized layers a step may name (``{op: linear, out_size: 5}``), each
+  with its shape rule in ``layer_shapes``;
+- ``shape_pass``: the shape and dtype of every step on every branch and loop body, no array
+  computed (``infer_types``); the loader runs it last, so a mismatch anywhere is a load error;
 - ``syntax``: the result, plain dataclasses (``Spec`` and its steps, each keeping its ``Loc``)
   that every later stage walks.
 """

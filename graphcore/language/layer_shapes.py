@@ -41,10 +41,14 @@ def _float(name: str, inputs: tuple[TensorType, ...], t: TensorType) -> np.dtype
 
 
 def _sized(name: str, inputs: tuple[TensorType, ...], got: Dim, given: Any, what: str) -> Dim:
-    """``got`` (a dim the input has) against the size an attribute gives (None: lazy)."""
+    """``got`` (a dim the input has) against the size attribute ``what`` gives (``"the
+    input's last axis (in_size)"``; None: lazy, taken from the input)."""
     if given is None:
         return got
-    return shapes.expect_dim(_Layer(name), inputs, got, given, what)
+    if shapes.conflict(got, given):
+        axis, attribute = what.rsplit(" (", 1)
+        _fail(name, inputs, f"{axis} is {got}, but {attribute.rstrip(')')} is {given}")
+    return shapes.merge(got, given)
 
 
 def linear(name: str, attrs: dict[str, Any], inputs: tuple[TensorType, ...]) -> Rule:
@@ -118,7 +122,7 @@ def multi_head_attention(name: str, attrs: dict[str, Any],
     size = shapes.expect_dim(_Layer(name), inputs, kv.shape[-1], size, "kv's last axis")
     heads = attrs["n_heads"]
     if isinstance(size, int) and size % heads:
-        _fail(name, inputs, f"in_size {size} is not a multiple of n_heads {heads}")
+        _fail(name, inputs, f"in_size {size} is not divisible by n_heads {heads}")
     if len(inputs) > 1:
         mask = inputs[-1]
         if mask.dtype is not None and mask.dtype != np.bool_:
@@ -146,6 +150,9 @@ def convolution(transposed: bool):
         groups, out = attrs.get("groups", 1), attrs["out_channels"]
         ksize = attrs["ksize"]
         ksize = tuple(ksize) if isinstance(ksize, list | tuple) else (ksize,) * ndim
+        if len(ksize) != ndim:
+            _fail(name, inputs, f"ksize must be an integer or {ndim} integers, got "
+                                f"{list(ksize)}")
         inner = channels // groups if isinstance(channels, int) else UNKNOWN
         W = ((channels, out // groups) if transposed else (out, inner)) + ksize
         options = {k: tuple(v) if isinstance(v, list) else v for k, v in attrs.items()

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from graphcore.errors import ArgumentTypeError, ArgumentValueError, SpecError, SpecErrors
+from graphcore.language.shape_pass import TYPES_KEY, infer_types
 from graphcore.language.syntax import (
     DEFAULT_MAX_ELEMENTS,
     PREVIOUS,
@@ -174,6 +175,11 @@ class _Loader(InputsReader, StepsReader, WorkReader, WorkflowReader):
                     max_elements=self.max_elements, data=data, validation=validation, test=test,
                     train=train)
         self.mark_labels(spec)
+        if not self.errors:
+            try:  # shapes and dtypes of every branch and loop body, before anything runs
+                spec.__dict__[TYPES_KEY] = infer_types(spec)
+            except SpecErrors as e:
+                self.errors.extend(e.errors)
         if self.errors:
             raise SpecErrors(self.errors)
         return spec

@@ -61,6 +61,10 @@ _RULE_ERRORS = (errors.ShapeError, errors.DTypeError)
 TYPES_KEY = "_graphcore_types"
 
 
+class _Refused(Exception):
+    """An op's constructor refused the step's attributes (reported at the step)."""
+
+
 @dataclass(frozen=True)
 class Choice:
     """A value that differs by the path taken: ``options[i]`` after ``labels[i]`` (``then``,
@@ -133,8 +137,13 @@ def types_of_arrays(spec: Spec, arrays: Mapping[str, Any]) -> dict[str, ValueTyp
         inp = spec.inputs.get(name)
         if isinstance(value, list):
             first = np.asarray(value[0]) if value else None
-            out[name] = (None if first is None else
-                         TensorType((LENGTH,) + first.shape[1:], first.dtype))
+            if first is None or not first.ndim:
+                out[name] = None if first is None else TensorType((), first.dtype)
+                continue
+            lengths = {np.shape(v)[0] if np.ndim(v) else None for v in value}
+            length = first.shape[0] if len(lengths) == 1 and (
+                inp is None or inp.lengths is not None) else LENGTH
+            out[name] = TensorType((length,) + first.shape[1:], first.dtype)
             continue
         array = np.asarray(value)
         shape: tuple = array.shape
@@ -148,7 +157,7 @@ def types_of_arrays(spec: Spec, arrays: Mapping[str, Any]) -> dict[str, ValueTyp
 
 
 def _declared(inp: InputSpec, per_example: bool) -> ValueType:
-    dtype: np.dtype | None = np.dtype(inp.dtype)
+    dtype: np.dtype | None = None if inp.keep_file_dtype else np.dtype(inp.dtype)
     column = inp.column
     if column is not None and not inp.dtype_given:
         # a data file's values: CSV floats are float32, labels and codes become int32; an
@@ -158,7 +167,9 @@ def _declared(inp: InputSpec, per_example: bool) -> ValueType:
     if inp.sequence:
         if inp.shape is None:
             return None
-        return TensorType((LENGTH,) + tuple(_dim(d) for d in inp.shape[1:]), dtype)
+        # examples of one length (``examples: N``) have it; else each its own
+        length = (inp.lengths[0] if inp.lengths and len(set(inp.lengths)) == 1 else LENGTH)
+        return TensorType((length,) + tuple(_dim(d) for d in inp.shape[1:]), dtype)
     shape = inp.shape
     if shape is None and column is not None:
         if column.columns:
@@ -167,6 +178,8 @@ def _declared(inp: InputSpec, per_example: bool) -> ValueType:
             shape = (None,)
     if shape is None:
         return None
+    if column is not None and column.columns and tuple(shape[1:]) != (len(column.columns),):
+        return None  # the data reader refuses it, naming the file's shape
     dims = tuple(_dim(d) for d in shape)
     if inp.batch_dim is not None and dims:
         if per_example and not inp.whole_batch:
@@ -213,6 +226,8 @@ class _Walk:
         self.dead = 0  # > 0: inside a branch params rule out (errors there are not raised)
         self.scopes: dict[str, tuple[dict[str, shapes.Shape], Loc]] = {}
         self.ops: dict[int, Any] = {}  # id(step) -> the op instance its rule reads
+        self.carries_reported: set[int] = set()
+        self.arg_names: list[str] = []  # the names of the op step's inputs being checked
 
     def run(self) -> None:
         self.steps(self.spec.graph, "")
@@ -248,15 +263,20 @@ class _Walk:
 
     def op(self, step: OpStep, suffix: str) -> None:
         args: list[ValueType] = []
+        names: list[str] = []
         for i, name in enumerate(step.inputs):
             value = self.env.get(name)
             part = step.parts[i] if step.parts else None
             if part is not None:
                 value = self.part(step, name, value, part)
+                name = f"{name}[{part}]"
             if isinstance(value, tuple):
                 args.extend(value)
+                names.extend(f"{name}[{k}]" for k in range(len(value)))
             else:
                 args.append(value)
+                names.append(name)
+        self.arg_names = names
         output = self.apply(step, suffix, tuple(args))
         self.record(step, tuple(args), output)
         self.env[PREVIOUS] = output
@@ -271,7 +291,8 @@ class _Walk:
             return None
         if not isinstance(value, tuple):
             self.error(step.loc, f"{step.op}: '{name}[{index}]' takes a part of a value of "
-                       f"several arrays, but '{name}' is one array {show_value(value)}"
+                       f"several arrays, but '{name}' is one array of shape "
+                       f"{show_shape(value.shape)}"
                        + self.context())
             return None
         if not -len(value) <= index < len(value):
@@ -304,25 +325,43 @@ class _Walk:
         if count > MAX_COMBINATIONS:
             return None
         outcomes, failures = [], []
+        scopes, sized = dict(self.scopes), {}
         for combination in itertools.product(*(
                 c.options if isinstance(c, Choice) else (c,) for c in args)):
+            self.scopes = dict(scopes)  # each path sizes a lazy layer on its own
             result, problem = self.apply_one(step, suffix, combination, report=False)
             (failures if problem is not None else outcomes).append((combination, result,
                                                                      problem))
+            if problem is None and step.layer:
+                sized[_label_of(choices[0], combination)] = self.scopes.get(
+                    (step.name or step.op) + suffix, ({}, step.loc))[0]
+        self.scopes = scopes
         if failures and not outcomes:  # wrong on every path: the step's own error
+            first = choices[0]
+            self.where.append(f"on every path out of the {first.kind} at "
+                              f"{first.origin.line}:{first.origin.col}")
             self.apply_one(step, suffix, failures[0][0])
+            self.where.pop()
             return None
+        if not failures and len({repr(p) for p in sized.values()}) > 1:
+            failures.append((None, None, "its parameters would take a different shape on "
+                             "each path (" + ", ".join(
+                                 f"{_phrase(label)}: " + ", ".join(
+                                     f"{k} {show_shape(v)}" for k, v in params.items())
+                                 for label, params in sized.items()) + ")"))
         if failures:
             _, _, problem = failures[0]
             blamed = choices[0]
-            options = "; ".join(f"{label} it is {show_value(o)}"
-                                for o, label in zip(blamed.options, blamed.labels, strict=True))
-            self.error(blamed.origin, f"'{blamed.name}' has a different shape on each path "
-                       f"out of this {blamed.kind} ({options}), and {step.op} at "
-                       f"{step.loc.line}:{step.loc.col} cannot take every one: {problem}",
-                       "make the paths agree on the value's shape, or give each path its "
-                       "own name")
+            options = " and ".join(f"{show_value(o)} {_phrase(label)}"
+                                   for o, label in zip(blamed.options, blamed.labels,
+                                                       strict=True))
+            self.error(blamed.origin, f"'{blamed.name}' is {options}, and {step.op} at "
+                       f"{step.loc.line}:{step.loc.col} cannot take both: {problem}",
+                       f"make the paths out of this {blamed.kind} agree on the shape of "
+                       f"'{blamed.name}', or give each path's value its own name")
             return None
+        if step.layer and outcomes:  # the scope as the paths (all alike) size it
+            self.apply_one(step, suffix, outcomes[0][0], report=False)
         first = choices[0]
         options: list[ValueType] = []
         labels: list[str] = []
@@ -351,12 +390,19 @@ class _Walk:
                     if not shapes.has_rule(cls):
                         self.types.unknown_ops.setdefault(step.op, step.loc)
                         return None, None
-                    op = self.ops[id(step)] = cls(**step.attrs) if step.attrs else cls()
+                    try:
+                        op = cls(**step.attrs) if step.attrs else cls()
+                    except (ValueError, TypeError) as e:  # attributes the op refuses
+                        raise _Refused(str(e)) from e
+                    self.ops[id(step)] = op
                 outputs = shapes.infer(op, args)
-        except _RULE_ERRORS as e:
-            problem = str(e)
+        except (*_RULE_ERRORS, _Refused) as e:
+            problem = getattr(e, "problem", None) or str(e)
             if report:
-                self.error(step.loc, _message(step, problem) + self.context())
+                given = ", ".join(f"{n} is {show_value(a)}"
+                                  for n, a in zip(self.arg_names, args, strict=False))
+                self.error(step.loc, _message(step, problem) + (f" ({given})" if given else "")
+                           + self.context())
             return None, problem
         if outputs is None:
             return None, None
@@ -519,17 +565,22 @@ class _Walk:
                 self.env[step.to] = stacked
 
     def check_carry(self, carry: Any, start: ValueType, now: ValueType, trip: int) -> None:
+        if id(carry) in self.carries_reported:
+            return
         if not isinstance(start, TensorType) or not isinstance(now, TensorType):
             if isinstance(start, TensorType) and isinstance(now, Choice | tuple):
+                self.carries_reported.add(id(carry))
                 self.error(carry.loc, f"carry '{carry.name}' must keep its shape "
                            f"{show_shape(start.shape)}, but the body makes it {now}"
                            + self.context())
             return
         if start.ndim != now.ndim or any(shapes.conflict(a, b) for a, b in
                                          zip(start.shape, now.shape, strict=False)):
+            self.carries_reported.add(id(carry))
             self.error(carry.loc, f"carry '{carry.name}' must keep its shape "
-                       f"{show_shape(start.shape)}, but trip {trip + 1} of the body makes it "
-                       f"{show_shape(now.shape)}" + self.context())
+                       f"{show_shape(start.shape)}, but "
+                       + (f"trip {trip + 1} of the body" if trip else "the body")
+                       + f" makes it {show_shape(now.shape)}" + self.context())
 
     def stacked(self, step: ForEachStep, collected: list[ValueType], trips: Any) -> ValueType:
         if len(collected) != 1 or not isinstance(collected[0], TensorType):
@@ -541,6 +592,11 @@ class _Walk:
         t = collected[0]
         length = trips if trips is not None else UNKNOWN
         return TensorType((length,) + t.shape, t.dtype)
+
+
+def _phrase(label: str) -> str:
+    """``after then``, ``before the loop``, ``after trip 1``."""
+    return f"after {label}" if label in ("then", "else") else label
 
 
 def _label_of(choice: Choice, combination: tuple) -> str:

@@ -119,8 +119,16 @@ def test_exit_codes_for_missing_files_usage_and_runtime_errors(tmp_path):
                          "  y: {random: normal, shape: [4]}\ngraph:\n"
                          "  - {op: add, from: [x, y]}\n")
     result = invoke("run", bad_shape, "--out-dir", tmp_path)
-    assert result.exit_code == 1
+    assert result.exit_code == 65  # found by shape inference, before anything runs
     assert f"{bad_shape}:6:5: error: add:" in result.stderr
+    np.save(tmp_path / "y.npy", np.ones(4, np.float32))  # a shape only the file says
+    data_shape = tmp_path / "data_shape.yaml"
+    data_shape.write_text("graphtool: 1\ninputs:\n  x: {random: normal, shape: [2, 3]}\n"
+                          f"  y: {{file: {tmp_path / 'y.npy'}}}\ngraph:\n"
+                          "  - {op: add, from: [x, y]}\n")
+    result = invoke("run", data_shape, "--out-dir", tmp_path)
+    assert result.exit_code == 1  # found when the step runs
+    assert "data_shape.yaml:6:5: error: add:" in result.stderr
 
 
 def test_debug_shows_a_traceback(tmp_path):

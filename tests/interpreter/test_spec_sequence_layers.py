@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import graphcore.links as L
 from cli.app import app
 from graphcore import spec
-from graphcore.errors import SpecErrors, SpecRuntimeError
+from graphcore.errors import SpecErrors
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 runner = CliRunner()
@@ -56,12 +56,13 @@ def test_from_takes_one_part_of_a_value_of_several_arrays():
     ('{op: relu, from: "parts[3]"}', "'parts[3]' is out of range: 'parts' has 3 parts"),
     ('{op: relu, from: "x[0]"}', "'x' is one array of shape (2, 6)"),
 ])
-def test_a_bad_part_is_a_located_runtime_error(step, message):
+def test_a_bad_part_is_a_located_error_at_load(step, message):
     text = PARTS.replace('  - {op: add, from: [_, "parts[1]"]}', f"  - {step}")
-    with pytest.raises(SpecRuntimeError) as info:
-        run(text)
-    assert message in str(info.value)
-    assert info.value.line == 7
+    with pytest.raises(SpecErrors) as info:
+        load(text)
+    error, = info.value.errors
+    assert message in error.message
+    assert error.line == 7
 
 
 def test_a_malformed_part_is_a_load_error():
@@ -130,12 +131,13 @@ outputs: [a, y]
     ("  - {op: multi_head_attention, n_heads: 3}", "in_size 4 is not divisible by n_heads 3"),
     ("  - {op: lstm, from: v, out_size: 2}", "expected a sequence (length, features)"),
 ])
-def test_layer_shape_problems_are_located_runtime_errors(graph, message):
+def test_layer_shape_problems_are_located_errors_at_load(graph, message):
     text = ("graphtool: 1\ninputs:\n  x: {random: normal, shape: [2, 3, 4]}\n"
             "  v: {random: normal, shape: [4]}\ngraph:\n" + graph + "\nloss: {op: sum}\n")
-    with pytest.raises(SpecRuntimeError) as info:
-        run(text)
-    assert message in str(info.value) and info.value.line == 6
+    with pytest.raises(SpecErrors) as info:
+        load(text)
+    error, = info.value.errors
+    assert message in error.message and error.line == 6
 
 
 def test_layer_attributes_are_checked_at_load():

@@ -681,19 +681,21 @@ def test_override_errors_render_without_a_source_line():
 # ---------------------------------------------------------------- runtime errors
 
 def test_shape_mismatch_points_at_the_failing_step():
-    e = runtime_error(HEAD + "graph:\n  - {op: linear, out_size: 5, to: h}\n"
+    """Found by shape inference at load: both inputs named with their shapes."""
+    e = the_error(HEAD + "graph:\n  - {op: linear, out_size: 5, to: h}\n"
                       "  - {op: add, from: [h, x]}\n")
     assert at(e) == "model.yaml:7:5"
     assert e.message.startswith("add: ")
-    assert "(3, 5)" in e.message and "(3, 4)" in e.message
+    assert e.message == ("add: shapes (3, 5), (3, 4) do not broadcast (h is (3, 5) float32, "
+                         "x is (3, 4) float32)")
     assert e.render().splitlines()[1:] == ["      - {op: add, from: [h, x]}",
                                            "        ^~~~~~~~~~~~~~~~~~~~~~~"]
 
 
 def test_shape_mismatch_inside_a_loop_body_points_at_the_body_step():
-    e = runtime_error(HEAD + "graph:\n  - repeat: 2\n    body:\n      - {op: add, from: [_, t]}\n")
+    e = the_error(HEAD + "graph:\n  - repeat: 2\n    body:\n      - {op: add, from: [_, t]}\n")
     assert at(e) == "model.yaml:8:9"
-    assert e.message.startswith("add: ")
+    assert e.message.startswith("add: ") and e.message.endswith("(in the repeat at 6:5)")
 
 
 def test_for_each_carry_that_changes_shape_points_at_the_carry():
@@ -706,9 +708,22 @@ graph:
       - {op: concat, from: [row, h], axis: 0}
       - {op: relu, to: h}
 """
-    e = runtime_error(text)
+    e = the_error(text)
     assert at(e) == "model.yaml:8:13"
-    assert e.message == "carry 'h' must keep its shape (4,), but step 0 made it (8,)"
+    assert e.message == "carry 'h' must keep its shape (4,), but the body makes it (8,)"
+
+
+def test_a_shape_only_the_data_says_is_checked_when_it_runs(tmp_path):
+    """An input whose shape only its file says is unknown at load: the step is checked
+    when it runs, located as before."""
+    np.save(tmp_path / "x.npy", np.ones((3, 4), np.float32))
+    text = ("graphtool: 1\ninputs:\n  x: {file: x.npy}\ngraph:\n"
+            "  - {op: linear, out_size: 5, to: h}\n  - {op: add, from: [h, x]}\n")
+    spec = load_spec_text(text, file=FILE, folder=str(tmp_path))
+    with pytest.raises(SpecRuntimeError) as info:
+        run(spec)
+    assert at(info.value) == "model.yaml:6:5"
+    assert info.value.message.startswith("add: ")
 
 
 def test_nan_in_the_loss_names_the_first_step_that_produced_it():
@@ -788,17 +803,17 @@ def test_loss_of_one_element_with_several_axes_is_fine():
     assert isinstance(result.loss, float)
 
 
-def test_layer_applied_to_a_scalar_is_a_located_runtime_error():
+def test_layer_applied_to_a_scalar_is_a_located_error():
     """Regression: linear on a 0-d value raised a bare IndexError from inside the link."""
-    e = runtime_error(HEAD + "graph:\n  - sum\n  - {op: linear, out_size: 2}\n")
+    e = the_error(HEAD + "graph:\n  - sum\n  - {op: linear, out_size: 2}\n")
     assert at(e) == "model.yaml:7:5"
     assert e.message.startswith("linear: ")
 
 
-def test_a_value_of_several_arrays_into_a_one_input_op_is_a_located_runtime_error():
+def test_a_value_of_several_arrays_into_a_one_input_op_is_a_located_error():
     """Regression: split_axis's pair went into scale as two inputs; backward then failed
     with a bare IndexError inside the engine."""
-    e = runtime_error(HEAD + "graph:\n  - {op: split_axis, indices_or_sections: 2, axis: 1}\n"
+    e = the_error(HEAD + "graph:\n  - {op: split_axis, indices_or_sections: 2, axis: 1}\n"
                       "  - {op: scale, by: 0.5}\nloss: {op: sum}\n")
     assert at(e) == "model.yaml:7:5"
     assert e.message.startswith("scale: takes 1 input, got 2")
@@ -818,8 +833,8 @@ def test_op_that_cannot_allocate_is_a_located_error():
                                          "elements (shape (40000000, 1000000)), over the limit")
 
 
-def test_get_item_out_of_range_is_a_located_runtime_error():
-    e = runtime_error(HEAD + "graph:\n  - relu\n  - {op: get_item, index: 7}\n")
+def test_get_item_out_of_range_is_a_located_error():
+    e = the_error(HEAD + "graph:\n  - relu\n  - {op: get_item, index: 7}\n")
     assert at(e) == "model.yaml:7:5"
     assert e.message.startswith("get_item: ")
 

@@ -390,11 +390,11 @@ REGRESSIONS = {
     "loss of shape (1, 1, 1) (was TypeError from float())": (
         "rnn_sequences.yaml", "loss: {op: sum}", "loss: {op: stack}", "runs"),
     "linear on a scalar (was IndexError in the link)": (
-        "param_depth.yaml", "then: [tanh]", "then: [sum]", "runtime error"),
+        "param_depth.yaml", "then: [tanh]", "then: [sum]", "load error"),
     "split_axis's pair into a one-input op (was IndexError in backward)": (
         "adaptive_depth.yaml", "- {op: linear, out_size: 6, name: shrink}",
         "- {op: split_axis, indices_or_sections: 2}\n      - {op: scale, by: 0.5}\n"
-        "      - {op: linear, out_size: 6, name: shrink}", "runtime error"),
+        "      - {op: linear, out_size: 6, name: shrink}", "load error"),
 }
 
 
